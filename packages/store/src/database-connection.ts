@@ -1,0 +1,96 @@
+import type { SqlExecutor } from "@hermes/schema";
+import Database from "better-sqlite3";
+import { bindArgs, type CompiledTemplate } from "./prepared-query.js";
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+/** Pragmas applied to every connection at open. */
+export interface ConnectionPragmas {
+  /** SQLite's own busy handler, in ms. Kept short: better-sqlite3 waits synchronously. */
+  readonly busyTimeoutMs: number;
+  readonly synchronous: "OFF" | "NORMAL" | "FULL" | "EXTRA";
+  /** Bytes the WAL is truncated to after a checkpoint resets it. */
+  readonly journalSizeLimit: number;
+  readonly readOnly: boolean;
+}
+
+/**
+ * One better-sqlite3 connection with a prepared-statement cache keyed by SQL text.
+ * Implements the `SqlExecutor` slice that migrations use.
+ */
+export class DatabaseConnection implements SqlExecutor {
+  readonly db: Database.Database;
+  readonly path: string;
+  readonly #statements = new Map<string, Statement>();
+
+  constructor(path: string, pragmas: ConnectionPragmas) {
+    this.path = path;
+    this.db = new Database(path, {
+      readonly: pragmas.readOnly,
+      fileMustExist: pragmas.readOnly,
+      timeout: pragmas.busyTimeoutMs,
+    });
+    try {
+      this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(pragmas.busyTimeoutMs))}`);
+      this.db.pragma("foreign_keys = ON");
+      this.db.pragma(`synchronous = ${pragmas.synchronous}`);
+      if (!pragmas.readOnly) {
+        this.db.pragma(`journal_size_limit = ${Math.floor(pragmas.journalSizeLimit)}`);
+      }
+    } catch (error) {
+      this.db.close();
+      throw error;
+    }
+  }
+
+  /** A cached prepared statement for `sql`. */
+  statement(sql: string): Statement {
+    let stmt = this.#statements.get(sql);
+    if (stmt === undefined) {
+      stmt = this.db.prepare(sql);
+      this.#statements.set(sql, stmt);
+    }
+    return stmt;
+  }
+
+  /** Runs a compiled template and returns all rows. */
+  allOf<R, A>(template: CompiledTemplate<A>, args: A): R[] {
+    return this.statement(template.sql).all(...bindArgs(template, args)) as R[];
+  }
+
+  /** Runs a compiled template and returns the first row, or `undefined`. */
+  getOf<R, A>(template: CompiledTemplate<A>, args: A): R | undefined {
+    return this.statement(template.sql).get(...bindArgs(template, args)) as R | undefined;
+  }
+
+  /** Runs a compiled template that returns no rows. */
+  runOf<A>(template: CompiledTemplate<A>, args: A): Database.RunResult {
+    return this.statement(template.sql).run(...bindArgs(template, args));
+  }
+
+  exec(sql: string): void {
+    this.db.exec(sql);
+  }
+
+  all<T = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): T[] {
+    return this.statement(sql).all(...params) as T[];
+  }
+
+  get<T = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): T | undefined {
+    return this.statement(sql).get(...params) as T | undefined;
+  }
+
+  run(sql: string, params: readonly unknown[] = []): { changes: number } {
+    const r = this.statement(sql).run(...params);
+    return { changes: r.changes };
+  }
+
+  get inTransaction(): boolean {
+    return this.db.inTransaction;
+  }
+
+  close(): void {
+    this.#statements.clear();
+    if (this.db.open) this.db.close();
+  }
+}

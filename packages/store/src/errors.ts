@@ -1,0 +1,122 @@
+/** Every error code `@hermes/store` raises. Branch on `code`, never on the message. */
+export type HermesStoreErrorCode =
+  | "TITLE_TOO_LONG"
+  | "TITLE_CONFLICT"
+  | "SESSION_NOT_FOUND"
+  | "STORE_BUSY"
+  | "INVALID_ARGUMENT"
+  | "STORE_CLOSED"
+  | "STORE_CORRUPT"
+  | "STORE_READ_ONLY"
+  | "STORE_FULL"
+  | "UNSAFE_PATH"
+  | "IMPORT_INVALID"
+  | "SQLITE_ERROR";
+
+/**
+ * Base class of every error the store raises on purpose.
+ *
+ * @example
+ * try { await store.setSessionTitle(id, "Deploy") }
+ * catch (e) { if (e instanceof HermesStoreError && e.code === "TITLE_CONFLICT") … }
+ */
+export class HermesStoreError extends Error {
+  readonly code: HermesStoreErrorCode;
+
+  constructor(code: HermesStoreErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "HermesStoreError";
+    this.code = code;
+  }
+}
+
+/** A title longer than `MAX_TITLE_LENGTH` code points after sanitizing. */
+export class TitleTooLongError extends HermesStoreError {
+  readonly length: number;
+  readonly maxLength: number;
+  constructor(length: number, maxLength: number) {
+    super("TITLE_TOO_LONG", `Title too long (${length} chars, max ${maxLength})`);
+    this.name = "TitleTooLongError";
+    this.length = length;
+    this.maxLength = maxLength;
+  }
+}
+
+/** The title is already used by another session. */
+export class TitleConflictError extends HermesStoreError {
+  readonly title: string;
+  /** The session that holds the title. */
+  readonly sessionId: string;
+  constructor(title: string, sessionId: string) {
+    super("TITLE_CONFLICT", `Title '${title}' is already in use by session ${sessionId}`);
+    this.name = "TitleConflictError";
+    this.title = title;
+    this.sessionId = sessionId;
+  }
+}
+
+/** A write named a session that does not exist (append, or create with an unknown parent). */
+export class SessionNotFoundError extends HermesStoreError {
+  readonly sessionId: string;
+  constructor(sessionId: string, message?: string, options?: { cause?: unknown }) {
+    super("SESSION_NOT_FOUND", message ?? `Session ${sessionId} does not exist`, options);
+    this.name = "SessionNotFoundError";
+    this.sessionId = sessionId;
+  }
+}
+
+/** The write deadline passed while another connection held the write lock. */
+export class StoreBusyError extends HermesStoreError {
+  readonly attempts: number;
+  readonly waitedMs: number;
+  constructor(attempts: number, waitedMs: number, options?: { cause?: unknown }) {
+    super(
+      "STORE_BUSY",
+      `The database stayed locked by another connection for ${Math.round(waitedMs)} ms ` +
+        `(${attempts} attempts); nothing was written. Retry later or raise writeDeadlineMs.`,
+      options,
+    );
+    this.name = "StoreBusyError";
+    this.attempts = attempts;
+    this.waitedMs = waitedMs;
+  }
+}
+
+/** An argument of the wrong type or range. */
+export class InvalidArgumentError extends HermesStoreError {
+  /** Name of the offending argument, e.g. `limit` or `id`. */
+  readonly argument: string;
+  constructor(argument: string, message: string) {
+    super("INVALID_ARGUMENT", message);
+    this.name = "InvalidArgumentError";
+    this.argument = argument;
+  }
+}
+
+/** A call after `close()`. */
+export class StoreClosedError extends HermesStoreError {
+  constructor() {
+    super("STORE_CLOSED", "The session store is closed; open a new one with openSessionStore()");
+    this.name = "StoreClosedError";
+  }
+}
+
+/** The database file is damaged or is not a SQLite database. */
+export class StoreCorruptError extends HermesStoreError {
+  readonly path: string;
+  constructor(path: string, message: string, options?: { cause?: unknown }) {
+    super("STORE_CORRUPT", message, options);
+    this.name = "StoreCorruptError";
+    this.path = path;
+  }
+}
+
+/** A database path, or one of its sidecars, is unsafe (a symbolic link, NUL bytes, …). */
+export class UnsafePathError extends HermesStoreError {
+  readonly path: string;
+  constructor(path: string, message: string) {
+    super("UNSAFE_PATH", message);
+    this.name = "UnsafePathError";
+    this.path = path;
+  }
+}

@@ -1,0 +1,167 @@
+import type { MessageRow as StoredMessageRow } from "@hermes/schema";
+import { sql } from "kysely";
+import { InvalidArgumentError } from "../errors.js";
+import { compileQuery, param } from "../prepared-query.js";
+import type { StoreContext } from "../store-context.js";
+import type { AppendMessageInput, MessageRow } from "../types.js";
+import { optionalNumber, optionalString, options, requireId } from "../validate.js";
+import { foreignKeyToNotFound, jsonIfTruthy } from "./sessions.js";
+
+type InsertArgs = {
+  session_id: string;
+  role: string;
+  content: string | null;
+  tool_call_id: string | null;
+  tool_calls: string | null;
+  tool_name: string | null;
+  timestamp: number;
+  token_count: number | null;
+  finish_reason: string | null;
+  reasoning: string | null;
+  reasoning_content: string | null;
+  reasoning_details: string | null;
+  codex_reasoning_items: string | null;
+  codex_message_items: string | null;
+};
+
+const insertMessageQ = compileQuery<InsertArgs>((db) =>
+  db.insertInto("messages").values({
+    session_id: param("session_id"),
+    role: param("role"),
+    content: param("content"),
+    tool_call_id: param("tool_call_id"),
+    tool_calls: param("tool_calls"),
+    tool_name: param("tool_name"),
+    timestamp: param("timestamp"),
+    token_count: param("token_count"),
+    finish_reason: param("finish_reason"),
+    reasoning: param("reasoning"),
+    reasoning_content: param("reasoning_content"),
+    reasoning_details: param("reasoning_details"),
+    codex_reasoning_items: param("codex_reasoning_items"),
+    codex_message_items: param("codex_message_items"),
+  }),
+);
+
+const bumpCountersQ = compileQuery<{ id: string; tool_calls: number }>((db) =>
+  db
+    .updateTable("sessions")
+    .set({
+      message_count: sql`message_count + 1`,
+      tool_call_count: sql`tool_call_count + ${param("tool_calls")}`,
+    })
+    .where("id", "=", param("id")),
+);
+
+/** JSON text for a value, or a typed error for one JSON cannot hold (cycles, BigInt). */
+function encodeJson(name: string, value: unknown): string | null {
+  try {
+    return jsonIfTruthy(value);
+  } catch (error) {
+    throw new InvalidArgumentError(name, `${name} cannot be stored as JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Validates an append and turns it into the row to insert (timestamp filled at write time). */
+export function messageRowFor(input: AppendMessageInput): { row: InsertArgs; toolCallDelta: number } {
+  const m = options("message", input);
+  const sessionId = requireId("sessionId", m.sessionId);
+  const role = requireId("role", m.role);
+  const toolCalls = m.toolCalls;
+  if (toolCalls !== undefined && toolCalls !== null && typeof toolCalls !== "object") {
+    throw new InvalidArgumentError("toolCalls", "toolCalls must be an array, an object or null");
+  }
+  const tokenCount = optionalNumber("tokenCount", m.tokenCount);
+  if (tokenCount !== null && !Number.isInteger(tokenCount)) {
+    throw new InvalidArgumentError("tokenCount", "tokenCount must be an integer");
+  }
+  // The reference counts a list by its length, anything else given as one call; `tool` rows
+  // (results) are not calls.
+  let toolCallDelta = 0;
+  if (toolCalls !== undefined && toolCalls !== null && role !== "tool") {
+    toolCallDelta = Array.isArray(toolCalls) ? toolCalls.length : 1;
+  }
+  return {
+    toolCallDelta,
+    row: {
+      session_id: sessionId,
+      role,
+      content: optionalString("content", m.content),
+      tool_call_id: optionalString("toolCallId", m.toolCallId),
+      tool_calls: encodeJson("toolCalls", toolCalls),
+      tool_name: optionalString("toolName", m.toolName),
+      timestamp: 0,
+      token_count: tokenCount,
+      finish_reason: optionalString("finishReason", m.finishReason),
+      reasoning: optionalString("reasoning", m.reasoning),
+      reasoning_content: optionalString("reasoningContent", m.reasoningContent),
+      reasoning_details: encodeJson("reasoningDetails", m.reasoningDetails),
+      codex_reasoning_items: encodeJson("codexReasoningItems", m.codexReasoningItems),
+      codex_message_items: encodeJson("codexMessageItems", m.codexMessageItems),
+    },
+  };
+}
+
+/** Inserts one prepared row and bumps its session's counters; call inside a write unit. */
+export function insertMessage(ctx: StoreContext, row: InsertArgs, toolCallDelta: number): number {
+  let id: number;
+  try {
+    id = Number(ctx.conn.runOf(insertMessageQ, { ...row, timestamp: ctx.now() }).lastInsertRowid);
+  } catch (error) {
+    throw foreignKeyToNotFound(error, row.session_id, "appendMessage");
+  }
+  ctx.conn.runOf(bumpCountersQ, { id: row.session_id, tool_calls: toolCallDelta });
+  return id;
+}
+
+export async function appendMessage(ctx: StoreContext, input: AppendMessageInput): Promise<number> {
+  const { row, toolCallDelta } = messageRowFor(input);
+  return ctx.writes.run("appendMessage", () => insertMessage(ctx, row, toolCallDelta));
+}
+
+const getMessagesQ = compileQuery<{ session_id: string }>((db) =>
+  db
+    .selectFrom("messages")
+    .selectAll()
+    .where("session_id", "=", param("session_id"))
+    .orderBy("timestamp")
+    .orderBy("id"),
+);
+
+/** Parses stored `tool_calls` JSON; text that does not parse gives `[]`, as the reference. */
+export function parseToolCalls(text: string | null): MessageRow["tool_calls"] {
+  if (text === null || text === "") return null;
+  try {
+    const value: unknown = JSON.parse(text);
+    return value as MessageRow["tool_calls"];
+  } catch {
+    return [];
+  }
+}
+
+/** A stored row with `tool_calls` parsed. */
+export function toMessageRow(row: StoredMessageRow): MessageRow {
+  return { ...row, tool_calls: parseToolCalls(row.tool_calls) };
+}
+
+export function getMessages(ctx: StoreContext, sessionId: string): MessageRow[] {
+  const rows = ctx.conn.allOf<StoredMessageRow, { session_id: string }>(getMessagesQ, {
+    session_id: requireId("sessionId", sessionId),
+  });
+  return rows.map(toMessageRow);
+}
+
+const deleteMessagesQ = compileQuery<{ session_id: string }>((db) =>
+  db.deleteFrom("messages").where("session_id", "=", param("session_id")),
+);
+const resetCountersQ = compileQuery<{ id: string }>((db) =>
+  db.updateTable("sessions").set({ message_count: 0, tool_call_count: 0 }).where("id", "=", param("id")),
+);
+
+export async function clearMessages(ctx: StoreContext, sessionId: string): Promise<void> {
+  const id = requireId("sessionId", sessionId);
+  await ctx.writes.run("clearMessages", () => {
+    ctx.conn.runOf(deleteMessagesQ, { session_id: id });
+    ctx.conn.runOf(resetCountersQ, { id });
+  });
+}

@@ -1,0 +1,364 @@
+import { statSync } from "node:fs";
+import {
+  composeChain,
+  coreSchema,
+  type MigrationProgress,
+  type MigrationReport,
+  runMigrations,
+} from "@hermes/schema";
+import { searchSchema } from "@hermes/search";
+import { DatabaseConnection } from "./database-connection.js";
+import { HermesStoreError, InvalidArgumentError, StoreClosedError } from "./errors.js";
+import { ensureParentDirectory, refuseSymlinks, tightenPermissions } from "./file-security.js";
+import * as conversation from "./operations/conversation.js";
+import * as listing from "./operations/listing.js";
+import * as messages from "./operations/messages.js";
+import * as retention from "./operations/retention.js";
+import * as search from "./operations/search.js";
+import * as sessions from "./operations/sessions.js";
+import * as titles from "./operations/titles.js";
+import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
+import { resolveStatePath } from "./state-path.js";
+import type { StoreContext } from "./store-context.js";
+import type {
+  AppendMessageInput,
+  AutoPruneOptions,
+  AutoPruneResult,
+  ConversationMessage,
+  CreateSessionInput,
+  EnsureSessionInput,
+  ListSessionsRichOptions,
+  MessageRow,
+  RichSessionRow,
+  SearchHit,
+  SearchMessagesOptions,
+  SessionExport,
+  SessionRow,
+  SessionWithLastActive,
+  UpdateTokenCountsInput,
+} from "./types.js";
+import { DEFAULT_WRITE_POLICY, WriteQueue, type WriteStats } from "./write-queue.js";
+
+/** Options of {@link openSessionStore}. */
+export interface OpenSessionStoreOptions {
+  /** Database file; default `resolveStatePath()`. The parent directory is created (0700). */
+  path?: string;
+  /** Total patience of one write under contention, in ms (default 30 000), then `STORE_BUSY`. */
+  writeDeadlineMs?: number;
+  /**
+   * SQLite's own busy handler, in ms (default 5). Kept short because better-sqlite3 waits
+   * synchronously, freezing the event loop; longer waits happen between attempts, on timers.
+   */
+  busyTimeoutMs?: number;
+  /** Durability (default `FULL`, as the reference). `NORMAL` may lose the last commits on power loss. */
+  synchronous?: "OFF" | "NORMAL" | "FULL" | "EXTRA";
+  /** PASSIVE checkpoint after this many successful writes (default 50, as the reference). */
+  checkpointEvery?: number;
+  /** `journal_size_limit` in bytes (default 64 MiB): the WAL is truncated to this after a reset. */
+  journalSizeLimit?: number;
+  /** Progress of a long upgrade (an old file's search index backfill). */
+  onMigrationProgress?: (progress: MigrationProgress) => void;
+  /** Clock in Unix epoch seconds; for tests. */
+  clock?: () => number;
+}
+
+const MIGRATION_CHAIN = composeChain(coreSchema, searchSchema);
+
+/** Statistics of one store, for monitoring. */
+export interface StoreStats extends WriteStats {
+  /** Current size of the `-wal` file, in bytes. */
+  walBytes: number;
+}
+
+/**
+ * The session store: sessions, messages, titles, lineage, search, export and retention over
+ * one `state.db`, file-compatible with Hermes Agent. Open it with {@link openSessionStore}.
+ *
+ * Every method is async. Writes go through one queue of `BEGIN IMMEDIATE … COMMIT` units that
+ * wait for other processes' locks on timers, never in SQLite's blocking busy handler.
+ */
+export class SessionStore {
+  readonly #conn: DatabaseConnection;
+  readonly #writes: WriteQueue;
+  readonly #ctx: StoreContext;
+  readonly #migration: MigrationReport;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  /** @internal Use {@link openSessionStore}. */
+  constructor(conn: DatabaseConnection, writes: WriteQueue, migration: MigrationReport, clock: () => number) {
+    this.#conn = conn;
+    this.#writes = writes;
+    this.#migration = migration;
+    this.#ctx = { conn, writes, path: conn.path, now: clock };
+  }
+
+  /** The database file this store writes. */
+  get path(): string {
+    return this.#conn.path;
+  }
+
+  /** What opening did to the file (steps applied, warnings such as duplicate titles). */
+  get migration(): MigrationReport {
+    return this.#migration;
+  }
+
+  #use(): StoreContext {
+    if (this.#closed) throw new StoreClosedError();
+    return this.#ctx;
+  }
+
+  async #read<T>(fn: (ctx: StoreContext) => T): Promise<T> {
+    const ctx = this.#use();
+    try {
+      return fn(ctx);
+    } catch (error) {
+      throw mapSqliteError(error, ctx.path);
+    }
+  }
+
+  // Sessions ------------------------------------------------------------------------------
+
+  /** Creates a session; an existing id is left as it is (first write wins). Returns the id. */
+  async createSession(s: CreateSessionInput): Promise<string> {
+    return sessions.createSession(this.#use(), s);
+  }
+  /** Creates the session if missing (`source` defaults to `unknown`); never overwrites. */
+  async ensureSession(s: EnsureSessionInput): Promise<void> {
+    return sessions.ensureSession(this.#use(), s);
+  }
+  /** Marks a session ended; the first end wins. */
+  async endSession(id: string, endReason: string): Promise<void> {
+    return sessions.endSession(this.#use(), id, endReason);
+  }
+  /** Clears `ended_at` and `end_reason`. */
+  async reopenSession(id: string): Promise<void> {
+    return sessions.reopenSession(this.#use(), id);
+  }
+  async updateSystemPrompt(id: string, systemPrompt: string): Promise<void> {
+    return sessions.updateSystemPrompt(this.#use(), id, systemPrompt);
+  }
+  /** Adds (or with `absolute`, sets) token, cost and API-call counters. */
+  async updateTokenCounts(id: string, u: UpdateTokenCountsInput = {}): Promise<void> {
+    return sessions.updateTokenCounts(this.#use(), id, u);
+  }
+  async getSession(id: string): Promise<SessionRow | null> {
+    return this.#read((ctx) => sessions.getSession(ctx, id));
+  }
+  /** An exact id, else the id that uniquely starts with `idOrPrefix`, else `null`. */
+  async resolveSessionId(idOrPrefix: string): Promise<string | null> {
+    return this.#read((ctx) => sessions.resolveSessionId(ctx, idOrPrefix));
+  }
+  async sessionCount(o?: { source?: string }): Promise<number> {
+    return this.#read((ctx) => sessions.sessionCount(ctx, o));
+  }
+  async messageCount(o?: { sessionId?: string }): Promise<number> {
+    return this.#read((ctx) => sessions.messageCount(ctx, o));
+  }
+
+  // Listing and lineage -------------------------------------------------------------------
+
+  async searchSessions(o?: {
+    source?: string;
+    limit?: number;
+    offset?: number;
+  }): Promise<SessionWithLastActive[]> {
+    return this.#read((ctx) => listing.searchSessions(ctx, o));
+  }
+  async listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]> {
+    return this.#read((ctx) => listing.listSessionsRich(ctx, o));
+  }
+  async getCompressionTip(id: string): Promise<string> {
+    return this.#read((ctx) => listing.getCompressionTip(ctx, id));
+  }
+  async resolveResumeSessionId(id: string): Promise<string> {
+    return this.#read((ctx) => listing.resolveResumeSessionId(ctx, id));
+  }
+
+  // Titles ----------------------------------------------------------------------------------
+
+  /** Sets (or with `null`/blank, clears) a title; `false` for an unknown session. */
+  async setSessionTitle(id: string, title: string | null): Promise<boolean> {
+    return titles.setSessionTitle(this.#use(), id, title);
+  }
+  async getSessionTitle(id: string): Promise<string | null> {
+    return this.#read((ctx) => titles.getSessionTitle(ctx, id));
+  }
+  async getSessionByTitle(title: string): Promise<SessionRow | null> {
+    return this.#read((ctx) => titles.getSessionByTitle(ctx, title));
+  }
+  async resolveSessionByTitle(title: string): Promise<string | null> {
+    return this.#read((ctx) => titles.resolveSessionByTitle(ctx, title));
+  }
+  async getNextTitleInLineage(baseTitle: string): Promise<string> {
+    return this.#read((ctx) => titles.getNextTitleInLineage(ctx, baseTitle));
+  }
+
+  // Messages --------------------------------------------------------------------------------
+
+  /** Appends a message and bumps the session's counters in one transaction; returns its id. */
+  async appendMessage(m: AppendMessageInput): Promise<number> {
+    return messages.appendMessage(this.#use(), m);
+  }
+  async getMessages(sessionId: string): Promise<MessageRow[]> {
+    return this.#read((ctx) => messages.getMessages(ctx, sessionId));
+  }
+  async getMessagesAsConversation(
+    sessionId: string,
+    o?: { includeAncestors?: boolean },
+  ): Promise<ConversationMessage[]> {
+    return this.#read((ctx) => conversation.getMessagesAsConversation(ctx, sessionId, o));
+  }
+  async clearMessages(sessionId: string): Promise<void> {
+    return messages.clearMessages(this.#use(), sessionId);
+  }
+
+  // Search ----------------------------------------------------------------------------------
+
+  async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
+    return search.searchMessages(this.#use(), query, o);
+  }
+
+  // Export, retention, metadata -----------------------------------------------------------
+
+  async exportSession(id: string): Promise<SessionExport | null> {
+    return this.#read((ctx) => retention.exportSession(ctx, id));
+  }
+  async exportAll(o?: {
+    source?: string;
+  }): Promise<Array<SessionWithLastActive & { messages: MessageRow[] }>> {
+    return this.#read((ctx) => retention.exportAll(ctx, o));
+  }
+  async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
+    return retention.deleteSession(this.#use(), id, o);
+  }
+  async pruneSessions(o?: {
+    olderThanDays?: number;
+    source?: string;
+    sessionsDir?: string;
+  }): Promise<number> {
+    return retention.pruneSessions(this.#use(), o);
+  }
+  async getMeta(key: string): Promise<string | null> {
+    return this.#read((ctx) => retention.getMeta(ctx, key));
+  }
+  async setMeta(key: string, value: string): Promise<void> {
+    return retention.setMeta(this.#use(), key, value);
+  }
+  async vacuum(): Promise<void> {
+    return retention.vacuum(this.#use());
+  }
+  async maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
+    return retention.maybeAutoPruneAndVacuum(this.#use(), o);
+  }
+
+  // Lifecycle -------------------------------------------------------------------------------
+
+  /** Counters of the write path and the current WAL size. */
+  stats(): StoreStats {
+    const walBytes = this.#closed ? 0 : walSize(this.#conn.path);
+    return { ...this.#writes.stats, walBytes };
+  }
+
+  /**
+   * Waits for queued writes, checkpoints best-effort and closes the connection. Idempotent.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      await this.#writes.whenIdle();
+      this.#writes.checkpoint("PASSIVE");
+      this.#conn.close();
+    })();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+function walSize(path: string): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Opens (creating when missing) a `state.db` and brings it to schema v11.
+ *
+ * @example
+ * const store = await openSessionStore();              // ~/.hermes/state.db
+ * const id = await store.createSession({ id: "s1", source: "cli" });
+ * await store.appendMessage({ sessionId: id, role: "user", content: "hello" });
+ * await store.close();
+ */
+export async function openSessionStore(options: OpenSessionStoreOptions = {}): Promise<SessionStore> {
+  if (typeof options !== "object" || options === null) {
+    throw new InvalidArgumentError("options", "openSessionStore options must be an object");
+  }
+  const path = options.path ?? resolveStatePath();
+  if (typeof path !== "string" || path.length === 0) {
+    throw new InvalidArgumentError("path", "path must be a non-empty string");
+  }
+  const deadlineMs = options.writeDeadlineMs ?? DEFAULT_WRITE_POLICY.deadlineMs;
+  if (!Number.isFinite(deadlineMs) || deadlineMs < 0) {
+    throw new InvalidArgumentError("writeDeadlineMs", "writeDeadlineMs must be a non-negative number");
+  }
+  refuseSymlinks(path);
+  ensureParentDirectory(path);
+
+  let conn: DatabaseConnection;
+  try {
+    conn = new DatabaseConnection(path, {
+      busyTimeoutMs: options.busyTimeoutMs ?? 5,
+      synchronous: options.synchronous ?? "FULL",
+      journalSizeLimit: options.journalSizeLimit ?? 64 * 1024 * 1024,
+      readOnly: false,
+    });
+  } catch (error) {
+    throw mapSqliteError(error, path);
+  }
+  try {
+    tightenPermissions(path);
+    await setWalMode(conn, deadlineMs);
+    const writes = new WriteQueue(conn, {
+      ...DEFAULT_WRITE_POLICY,
+      deadlineMs,
+      checkpointEvery: options.checkpointEvery ?? DEFAULT_WRITE_POLICY.checkpointEvery,
+    });
+    const migration = await runMigrations(conn, MIGRATION_CHAIN, {
+      transaction: (label, fn) => writes.run(label, fn),
+      onProgress: options.onMigrationProgress,
+    });
+    tightenPermissions(path);
+    return new SessionStore(conn, writes, migration, options.clock ?? (() => Date.now() / 1000));
+  } catch (error) {
+    conn.close();
+    throw mapSqliteError(error, path);
+  }
+}
+
+/** Switches to WAL, waiting on timers while another connection holds the lock. */
+async function setWalMode(conn: DatabaseConnection, deadlineMs: number): Promise<void> {
+  const started = performance.now();
+  for (let backoff = 1; ; backoff = Math.min(backoff * 2, 50)) {
+    try {
+      const mode = conn.db.pragma("journal_mode = WAL", { simple: true });
+      if (String(mode).toLowerCase() !== "wal") {
+        throw new HermesStoreError(
+          "SQLITE_ERROR",
+          `Could not switch ${conn.path} to WAL mode (journal_mode is ${String(mode)})`,
+        );
+      }
+      return;
+    } catch (error) {
+      if (!isBusyError(error) || performance.now() - started > deadlineMs) throw error;
+      await sleep(backoff / 2 + Math.random() * (backoff / 2));
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import { cpSync, chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** `shared/fixtures` beside the repository (read-only there: always copy before opening). */
+export const FIXTURES_DIR = resolve(here, "../../../../../shared/fixtures");
+export const SAMPLE_DB = join(FIXTURES_DIR, "hermes-v11-sample.db");
+export const REFERENCE_SCHEMA_SQL = join(FIXTURES_DIR, "hermes-v11-schema.sql");
+
+const made: string[] = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary directory, removed after the test. */
+export function tempDir(prefix = "hermes-test-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
+/** A writable copy of the reference's sample database; returns its path. */
+export function copyOfSample(): string {
+  const path = join(tempDir(), "state.db");
+  cpSync(SAMPLE_DB, path);
+  chmodSync(path, 0o600);
+  return path;
+}

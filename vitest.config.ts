@@ -1,0 +1,22 @@
+import { defineConfig } from "vitest/config";
+
+// One project per package; tests import the packages' built `dist` (the root `test` script
+// builds first), the same code that child processes in the contention tests run.
+const projects = [
+  ["@hermes/schema", "packages/schema"],
+  ["@hermes/search", "packages/search"],
+  ["@hermes/store", "packages/store"],
+  ["@hermes/cli", "apps/cli"],
+  ["@hermes/bench", "apps/bench"],
+] as const;
+
+export default defineConfig({
+  test: {
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    projects: projects.map(([name, root]) => ({
+      extends: true,
+      test: { name, root, include: ["test/**/*.test.ts"] },
+    })),
+  },
+});
