@@ -24,9 +24,7 @@ export function schemaOf(path: string): SchemaObject[] {
   const db = new Database(path, { readonly: true });
   try {
     return (
-      db
-        .prepare("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL")
-        .all() as SchemaObject[]
+      db.prepare("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL").all() as SchemaObject[]
     ).sort((a, b) => `${a.type} ${a.name}`.localeCompare(`${b.type} ${b.name}`));
   } finally {
     db.close();

@@ -1,0 +1,39 @@
+import type { SessionStore } from "@hermes/store";
+
+/**
+ * What a backend gives the contract suites: a way to open a fresh, empty store.
+ * The SQLite backend opens a new file in a temp directory; a server backend would create a
+ * fresh schema. Stores opened through it are closed by the backend after each test.
+ */
+export interface ContractBackend {
+  readonly name: string;
+  /** A fresh, empty store. `clock` replaces the wall clock (Unix epoch seconds). */
+  open(options?: { clock?: () => number }): Promise<SessionStore>;
+}
+
+/** A contract suite: a function of the backend, calling `describe`/`it` inside. */
+export type ContractSuite = (backend: ContractBackend) => void;
+
+/** A clock the test moves by hand. */
+export interface ManualClock {
+  (): number;
+  /** Moves the clock forward by `seconds`. */
+  advance(seconds: number): void;
+  set(epochSeconds: number): void;
+}
+
+/** A manual clock starting at `start` that also ticks 1 ms per reading, so timestamps differ. */
+export function manualClock(start = 1_767_225_600): ManualClock {
+  let now = start;
+  const clock = (() => {
+    now += 0.001;
+    return now;
+  }) as ManualClock;
+  clock.advance = (seconds) => {
+    now += seconds;
+  };
+  clock.set = (epochSeconds) => {
+    now = epochSeconds;
+  };
+  return clock;
+}

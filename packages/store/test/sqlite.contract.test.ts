@@ -1,0 +1,26 @@
+import { join } from "node:path";
+import { openSessionStore, type SessionStore } from "@hermes/store";
+import { afterEach, describe } from "vitest";
+import type { ContractBackend, ContractSuite } from "./contract/harness.js";
+import { tempDir } from "./helpers/temp-dir.js";
+
+// Every contract suite, run against the SQLite backend. Add new suites to this list.
+const suites: ContractSuite[] = [];
+
+const opened: SessionStore[] = [];
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
+
+const sqliteBackend: ContractBackend = {
+  name: "sqlite",
+  async open(options) {
+    const store = await openSessionStore({ path: join(tempDir(), "state.db"), ...options });
+    opened.push(store);
+    return store;
+  },
+};
+
+describe("SessionStore contract (SQLite)", () => {
+  for (const suite of suites) suite(sqliteBackend);
+});
