@@ -11,6 +11,7 @@ export type HermesStoreErrorCode =
   | "STORE_FULL"
   | "UNSAFE_PATH"
   | "IMPORT_INVALID"
+  | "UNSUPPORTED_SQLITE"
   | "SQLITE_ERROR";
 
 /**

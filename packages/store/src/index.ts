@@ -1,3 +1,4 @@
+export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
 export {
   HermesStoreError,
   type HermesStoreErrorCode,

@@ -8,6 +8,13 @@ import {
 } from "@hermes/schema";
 import { searchSchema } from "@hermes/search";
 import { DatabaseConnection } from "./database-connection.js";
+import {
+  createDatabaseAtomically,
+  isSupportedSqliteVersion,
+  MIN_SQLITE_VERSION,
+  preflightDatabaseFile,
+  verifyOpenedDatabase,
+} from "./database-file.js";
 import { HermesStoreError, InvalidArgumentError, StoreClosedError } from "./errors.js";
 import { ensureParentDirectory, refuseSymlinks, tightenPermissions } from "./file-security.js";
 import * as conversation from "./operations/conversation.js";
@@ -58,6 +65,12 @@ export interface OpenSessionStoreOptions {
   journalSizeLimit?: number;
   /** Progress of a long upgrade (an old file's search index backfill). */
   onMigrationProgress?: (progress: MigrationProgress) => void;
+  /**
+   * Open even when the SQLite linked into better-sqlite3 is older than 3.51.3 (which has a
+   * WAL-reset bug that can corrupt a database written by several processes). Default `false`:
+   * such a SQLite is refused with `UNSUPPORTED_SQLITE`.
+   */
+  allowUnsupportedSqlite?: boolean;
   /** Clock in Unix epoch seconds; for tests. */
   clock?: () => number;
 }
@@ -311,19 +324,42 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
   }
   refuseSymlinks(path);
   ensureParentDirectory(path);
+  const pragmas = {
+    busyTimeoutMs: options.busyTimeoutMs ?? 5,
+    synchronous: options.synchronous ?? "FULL",
+    journalSizeLimit: options.journalSizeLimit ?? 64 * 1024 * 1024,
+    readOnly: false,
+  } as const;
+
+  // A new file is built under a temporary name and linked into place whole (see
+  // createDatabaseAtomically); an existing one is checked before SQLite may write to it.
+  let created: MigrationReport | undefined;
+  if (!(await preflightDatabaseFile(path))) {
+    created = await createDatabaseAtomically(path, async (temp) => {
+      const fresh = new DatabaseConnection(temp, pragmas);
+      try {
+        checkSqliteVersion(fresh, options.allowUnsupportedSqlite === true);
+        fresh.db.pragma("journal_mode = WAL");
+        const queue = new WriteQueue(fresh, { ...DEFAULT_WRITE_POLICY, deadlineMs });
+        return await runMigrations(fresh, MIGRATION_CHAIN, {
+          transaction: (label, fn) => queue.run(label, fn),
+          onProgress: options.onMigrationProgress,
+        });
+      } finally {
+        fresh.close();
+      }
+    });
+  }
 
   let conn: DatabaseConnection;
   try {
-    conn = new DatabaseConnection(path, {
-      busyTimeoutMs: options.busyTimeoutMs ?? 5,
-      synchronous: options.synchronous ?? "FULL",
-      journalSizeLimit: options.journalSizeLimit ?? 64 * 1024 * 1024,
-      readOnly: false,
-    });
+    conn = new DatabaseConnection(path, pragmas);
   } catch (error) {
     throw mapSqliteError(error, path);
   }
   try {
+    verifyOpenedDatabase(conn);
+    checkSqliteVersion(conn, options.allowUnsupportedSqlite === true);
     tightenPermissions(path);
     await setWalMode(conn, deadlineMs);
     const writes = new WriteQueue(conn, {
@@ -336,10 +372,23 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
       onProgress: options.onMigrationProgress,
     });
     tightenPermissions(path);
-    return new SessionStore(conn, writes, migration, options.clock ?? (() => Date.now() / 1000));
+    return new SessionStore(conn, writes, created ?? migration, options.clock ?? (() => Date.now() / 1000));
   } catch (error) {
     conn.close();
     throw mapSqliteError(error, path);
+  }
+}
+
+/** Refuses a SQLite older than {@link MIN_SQLITE_VERSION} unless allowed. */
+function checkSqliteVersion(conn: DatabaseConnection, allow: boolean): void {
+  const version = String(conn.db.prepare("SELECT sqlite_version() AS v").pluck().get());
+  if (!allow && !isSupportedSqliteVersion(version)) {
+    throw new HermesStoreError(
+      "UNSUPPORTED_SQLITE",
+      `SQLite ${version} is older than ${MIN_SQLITE_VERSION}, which fixes a WAL-reset bug that can ` +
+        "corrupt a database shared by several processes. Upgrade better-sqlite3, or pass " +
+        "allowUnsupportedSqlite: true to accept the risk.",
+    );
   }
 }
 
