@@ -61,8 +61,19 @@ export interface OpenSessionStoreOptions {
   synchronous?: "OFF" | "NORMAL" | "FULL" | "EXTRA";
   /** PASSIVE checkpoint after this many successful writes (default 50, as the reference). */
   checkpointEvery?: number;
-  /** `journal_size_limit` in bytes (default 64 MiB): the WAL is truncated to this after a reset. */
+  /** `journal_size_limit` in bytes (default 16 MiB): the WAL is truncated to this after a reset. */
   journalSizeLimit?: number;
+  /**
+   * Group commit: the most writes of this process committed together in one transaction
+   * (default 64). Writes that arrive while a transaction commits share the next one, each in its
+   * own savepoint; `1` gives one transaction per write.
+   */
+  maxGroupSize?: number;
+  /**
+   * WAL size in bytes (default 32 MiB) above which checkpoints escalate from PASSIVE to TRUNCATE,
+   * holding this process's writes back briefly so readers with old snapshots let go of the WAL.
+   */
+  walMaxBytes?: number;
   /** Progress of a long upgrade (an old file's search index backfill). */
   onMigrationProgress?: (progress: MigrationProgress) => void;
   /**
@@ -213,6 +224,13 @@ export class SessionStore {
   async appendMessage(m: AppendMessageInput): Promise<number> {
     return messages.appendMessage(this.#use(), m);
   }
+  /**
+   * Appends several messages (e.g. one agent turn) all or none, in one transaction; returns
+   * their row ids in order. Any invalid message or unknown session writes nothing.
+   */
+  async appendMessages(batch: readonly AppendMessageInput[]): Promise<number[]> {
+    return messages.appendMessages(this.#use(), batch);
+  }
   async getMessages(sessionId: string): Promise<MessageRow[]> {
     return this.#read((ctx) => messages.getMessages(ctx, sessionId));
   }
@@ -280,7 +298,9 @@ export class SessionStore {
     this.#closing ??= (async () => {
       this.#closed = true;
       await this.#writes.whenIdle();
-      this.#writes.checkpoint("PASSIVE");
+      // Best effort: TRUNCATE waits only the short busy timeout for readers, then degrades to
+      // copying what it can, like PASSIVE (as the reference's close, never an error).
+      this.#writes.checkpoint("TRUNCATE");
       this.#conn.close();
     })();
     return this.#closing;
@@ -289,6 +309,15 @@ export class SessionStore {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** An optional positive integer option, or `INVALID_ARGUMENT`. */
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new InvalidArgumentError(name, `${name} must be a positive integer`);
+  }
+  return value;
 }
 
 function walSize(path: string): number {
@@ -327,7 +356,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
   const pragmas = {
     busyTimeoutMs: options.busyTimeoutMs ?? 5,
     synchronous: options.synchronous ?? "FULL",
-    journalSizeLimit: options.journalSizeLimit ?? 64 * 1024 * 1024,
+    journalSizeLimit: options.journalSizeLimit ?? 16 * 1024 * 1024,
     readOnly: false,
   } as const;
 
@@ -336,7 +365,12 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
   let created: MigrationReport | undefined;
   if (!(await preflightDatabaseFile(path))) {
     created = await createDatabaseAtomically(path, async (temp) => {
-      const fresh = new DatabaseConnection(temp, pragmas);
+      let fresh: DatabaseConnection;
+      try {
+        fresh = new DatabaseConnection(temp, pragmas);
+      } catch (error) {
+        throw mapSqliteError(error, path);
+      }
       try {
         checkSqliteVersion(fresh, options.allowUnsupportedSqlite === true);
         fresh.db.pragma("journal_mode = WAL");
@@ -362,11 +396,17 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     checkSqliteVersion(conn, options.allowUnsupportedSqlite === true);
     tightenPermissions(path);
     await setWalMode(conn, deadlineMs);
-    const writes = new WriteQueue(conn, {
-      ...DEFAULT_WRITE_POLICY,
-      deadlineMs,
-      checkpointEvery: options.checkpointEvery ?? DEFAULT_WRITE_POLICY.checkpointEvery,
-    });
+    const writes = new WriteQueue(
+      conn,
+      {
+        ...DEFAULT_WRITE_POLICY,
+        deadlineMs,
+        checkpointEvery: options.checkpointEvery ?? DEFAULT_WRITE_POLICY.checkpointEvery,
+        maxGroupSize: positiveInteger("maxGroupSize", options.maxGroupSize, DEFAULT_WRITE_POLICY.maxGroupSize),
+        walMaxBytes: positiveInteger("walMaxBytes", options.walMaxBytes, DEFAULT_WRITE_POLICY.walMaxBytes),
+      },
+      () => walSize(path),
+    );
     const migration = await runMigrations(conn, MIGRATION_CHAIN, {
       transaction: (label, fn) => writes.run(label, fn),
       onProgress: options.onMigrationProgress,

@@ -1,4 +1,21 @@
+import { accessSync, constants, existsSync } from "node:fs";
+import { dirname } from "node:path";
 import { HermesStoreError, StoreCorruptError } from "./errors.js";
+
+/** Why `path` cannot be written (read-only file system, no permission), or `null`. */
+function unwritableReason(path: string): string | null {
+  for (const target of existsSync(path) ? [path, dirname(path)] : [dirname(path)]) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return code === "EROFS"
+        ? `${target} is on a read-only file system`
+        : `${target} is not writable (${code})`;
+    }
+  }
+  return null;
+}
 
 /** The `code` of a better-sqlite3 `SqliteError` (e.g. `SQLITE_BUSY_SNAPSHOT`), if any. */
 export function sqliteCode(error: unknown): string | undefined {
@@ -31,6 +48,19 @@ export function mapSqliteError(error: unknown, path: string): unknown {
         "Nothing was written; keep a copy and run 'hermes-sessions doctor'.",
       { cause: error },
     );
+  }
+  if (code.startsWith("SQLITE_CANTOPEN")) {
+    const reason = unwritableReason(path);
+    if (reason !== null) {
+      return new HermesStoreError(
+        "STORE_READ_ONLY",
+        `Cannot open the database ${path} for writing: ${reason}. Point HERMES_HOME (or the path option) at a writable directory.`,
+        { cause: error },
+      );
+    }
+    return new HermesStoreError("SQLITE_ERROR", `Cannot open the database ${path}: ${message}`, {
+      cause: error,
+    });
   }
   if (code.startsWith("SQLITE_READONLY")) {
     return new HermesStoreError("STORE_READ_ONLY", `The database ${path} is read-only: ${message}`, {

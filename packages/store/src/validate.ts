@@ -3,6 +3,30 @@ import { InvalidArgumentError } from "./errors.js";
 /** Largest `limit` a listing or search accepts (a larger one is a mistake or an abuse). */
 export const MAX_LIMIT = 100_000;
 
+/**
+ * Longest text value accepted in one field (16 Mi UTF-16 code units, about 16–48 MB of UTF-8).
+ * Larger values are almost always a mistake (a binary blob, a runaway tool output) and would
+ * hold the write lock for seconds while the search index takes them in.
+ */
+export const MAX_TEXT_LENGTH = 16 * 1024 * 1024;
+
+// A lone UTF-16 surrogate cannot be encoded as UTF-8: SQLite would store U+FFFD instead,
+// silently changing the text, so it is refused.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function checkText(name: string, value: string): string {
+  if (value.length > MAX_TEXT_LENGTH) {
+    throw new InvalidArgumentError(
+      name,
+      `${name} is too long (${value.length} UTF-16 units, max ${MAX_TEXT_LENGTH})`,
+    );
+  }
+  if (LONE_SURROGATE.test(value)) {
+    throw new InvalidArgumentError(name, `${name} contains a lone UTF-16 surrogate (not valid Unicode)`);
+  }
+  return value;
+}
+
 /** A non-empty string, e.g. a session id or a role. */
 export function requireId(name: string, value: unknown): string {
   if (typeof value !== "string" || value.length === 0) {
@@ -11,7 +35,7 @@ export function requireId(name: string, value: unknown): string {
   if (value.includes("\0")) {
     throw new InvalidArgumentError(name, `${name} must not contain NUL characters`);
   }
-  return value;
+  return checkText(name, value);
 }
 
 /** A string or `null`/`undefined` (returned as `null`). */
@@ -20,7 +44,7 @@ export function optionalString(name: string, value: unknown): string | null {
   if (typeof value !== "string") {
     throw new InvalidArgumentError(name, `${name} must be a string or null (got ${describe(value)})`);
   }
-  return value;
+  return checkText(name, value);
 }
 
 /** A finite number or `null`/`undefined` (returned as `null`). */
