@@ -351,6 +351,12 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
   if (!Number.isFinite(deadlineMs) || deadlineMs < 0) {
     throw new InvalidArgumentError("writeDeadlineMs", "writeDeadlineMs must be a non-negative number");
   }
+  const maxGroupSize = positiveInteger(
+    "maxGroupSize",
+    options.maxGroupSize,
+    DEFAULT_WRITE_POLICY.maxGroupSize,
+  );
+  const walMaxBytes = positiveInteger("walMaxBytes", options.walMaxBytes, DEFAULT_WRITE_POLICY.walMaxBytes);
   refuseSymlinks(path);
   ensureParentDirectory(path);
   const pragmas = {
@@ -402,8 +408,8 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
         ...DEFAULT_WRITE_POLICY,
         deadlineMs,
         checkpointEvery: options.checkpointEvery ?? DEFAULT_WRITE_POLICY.checkpointEvery,
-        maxGroupSize: positiveInteger("maxGroupSize", options.maxGroupSize, DEFAULT_WRITE_POLICY.maxGroupSize),
-        walMaxBytes: positiveInteger("walMaxBytes", options.walMaxBytes, DEFAULT_WRITE_POLICY.walMaxBytes),
+        maxGroupSize,
+        walMaxBytes,
       },
       () => walSize(path),
     );

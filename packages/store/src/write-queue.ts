@@ -1,10 +1,11 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { DatabaseConnection } from "./database-connection.js";
-import { StoreBusyError } from "./errors.js";
+import { HermesStoreError, StoreBusyError } from "./errors.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 
-/** How a write waits for the lock held by another connection. */
+/** How writes wait for the lock held by another connection, and how they are grouped. */
 export interface WritePolicy {
-  /** Total patience of one write, in ms; past it the write fails with `STORE_BUSY`. */
+  /** Total patience of one write, in ms, from the call; past it the write fails with `STORE_BUSY`. */
   readonly deadlineMs: number;
   /** First backoff between attempts, in ms (jittered). */
   readonly backoffMinMs: number;
@@ -12,85 +13,182 @@ export interface WritePolicy {
   readonly backoffMaxMs: number;
   /** PASSIVE checkpoint after this many successful writes (the reference uses 50). */
   readonly checkpointEvery: number;
+  /** Most writes committed together in one transaction (group commit); 1 disables grouping. */
+  readonly maxGroupSize: number;
+  /**
+   * WAL size, in bytes, above which the queue escalates from PASSIVE to TRUNCATE checkpoints and,
+   * if readers keep old snapshots, briefly holds this process's writes back so they can let go.
+   */
+  readonly walMaxBytes: number;
+  /** Longest time, in ms, writes are held back while escalating a checkpoint, per escalation. */
+  readonly walPauseBudgetMs: number;
 }
 
 export const DEFAULT_WRITE_POLICY: WritePolicy = {
   deadlineMs: 30_000,
   backoffMinMs: 1,
-  backoffMaxMs: 50,
+  backoffMaxMs: 16,
   checkpointEvery: 50,
+  maxGroupSize: 64,
+  walMaxBytes: 32 * 1024 * 1024,
+  walPauseBudgetMs: 500,
 };
 
 /** Counters of the write path, readable through `store.stats()`. */
 export interface WriteStats {
-  /** Committed write transactions. */
+  /** Write units committed (each `appendMessage`, `appendMessages`, … call counts once). */
   writes: number;
-  /** `BEGIN IMMEDIATE` attempts, successful or not. */
+  /** Write units that failed on their own (unknown session, title conflict, …) or with `STORE_BUSY`. */
+  failedWrites: number;
+  /** Transactions committed; each holds one group of writes. */
+  groupsCommitted: number;
+  /** Mean number of writes per committed transaction (`writes / groupsCommitted`). */
+  writesPerGroupMean: number;
+  /** Largest number of writes committed in one transaction. */
+  writesPerGroupMax: number;
+  /** `BEGIN IMMEDIATE` attempts, successful or not (one per group attempt). */
   attempts: number;
   /** Attempts repeated after a busy/locked error. */
   retries: number;
   /** Busy/locked errors met. */
   busyErrors: number;
-  /** Total time spent waiting between attempts, in ms. */
+  /** Total time spent waiting for the lock between attempts, in ms. */
   waitedMs: number;
   /** Writes that gave up with `STORE_BUSY`. */
   busyTimeouts: number;
-  /** Checkpoints run. */
+  /** Checkpoints run (periodic PASSIVE, escalations and at close). */
   checkpoints: number;
+  /** Checkpoints escalated to TRUNCATE because the WAL outgrew `walMaxBytes`. */
+  walEscalations: number;
+  /** Largest WAL size seen at a checkpoint, in bytes. */
+  walBytesMax: number;
 }
 
+/** One queued write: a transaction body, or an exclusive unit that runs outside any transaction. */
 interface Job {
   readonly label: string;
+  readonly kind: "transaction" | "exclusive";
   readonly fn: () => unknown;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
+  /** `performance.now()` at the call: the deadline counts from here. */
+  readonly enqueuedAt: number;
+  attempts: number;
 }
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** A group's fate when an attempt did not simply commit. */
+type GroupResult =
+  | { kind: "committed"; outcomes: Outcome[] }
+  | { kind: "busy"; error: unknown }
+  /** The whole transaction failed (COMMIT error, or SQLite rolled everything back): no write kept. */
+  | { kind: "failed"; outcomes: Outcome[] }
+  /** SQLite rolled the whole transaction back because of one job: reject it, re-run the others. */
+  | { kind: "aborted"; culprit: number; error: unknown };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
- * The one way this process writes: a FIFO of write units, each run as one synchronous
- * `BEGIN IMMEDIATE … COMMIT` on the writer connection.
+ * The one way this process writes: a FIFO of write units applied in `BEGIN IMMEDIATE … COMMIT`
+ * transactions on the single writer connection.
  *
- * - No `await` inside a transaction (better-sqlite3 transactions are synchronous), so writers
- *   of this process never interleave, and calls apply in call order.
- * - A busy/locked error rolls back and the whole unit is retried later, after a jittered,
- *   growing backoff on a timer (the event loop keeps running), until the deadline; then
- *   `STORE_BUSY`. Any other error rolls back and rejects at once.
+ * - **Order.** Units apply in call order; no `await` inside a transaction (better-sqlite3
+ *   transactions are synchronous), so writers of this process never interleave.
+ * - **Group commit.** A lone write commits at once, inside the call. Writes that arrive while a
+ *   transaction is committing (or waiting for the lock) form the next group: one transaction,
+ *   each write in its own `SAVEPOINT`, so a write that fails rolls back alone and rejects only
+ *   its own promise. Promises settle only after `COMMIT`, so a resolved write is as durable as
+ *   a lone one. At `synchronous = FULL` the WAL sync dominates, and a group pays it once.
+ * - **Contention.** SQLite's own busy handler is kept to milliseconds (it blocks the event loop);
+ *   on a busy/locked error the whole group rolls back and is retried after a jittered, growing
+ *   backoff on a timer, until each write's deadline; an expired write gets `STORE_BUSY` with
+ *   nothing written. Other errors are never retried.
+ * - **WAL.** PASSIVE checkpoint every `checkpointEvery` writes; when the WAL outgrows
+ *   `walMaxBytes` (readers holding snapshots starve PASSIVE), TRUNCATE checkpoints, holding this
+ *   process's writes back for at most `walPauseBudgetMs` so the readers' snapshots move on.
  */
 export class WriteQueue {
-  readonly stats: WriteStats = {
+  readonly #stats: WriteStats = {
     writes: 0,
+    failedWrites: 0,
+    groupsCommitted: 0,
+    writesPerGroupMean: 0,
+    writesPerGroupMax: 0,
     attempts: 0,
     retries: 0,
     busyErrors: 0,
     waitedMs: 0,
     busyTimeouts: 0,
     checkpoints: 0,
+    walEscalations: 0,
+    walBytesMax: 0,
   };
   readonly #conn: DatabaseConnection;
   readonly #policy: WritePolicy;
-  readonly #jobs: Job[] = [];
+  readonly #walSize: () => number;
+  #pending: Job[] = [];
   #draining = false;
   #idle: Promise<void> = Promise.resolve();
   #markIdle: () => void = () => {};
+  /** Set when the WAL outgrew `walMaxBytes`: escalate before the next group. */
+  #walPressure = false;
 
-  constructor(conn: DatabaseConnection, policy: WritePolicy) {
+  constructor(conn: DatabaseConnection, policy: WritePolicy, walSize: () => number = () => 0) {
     this.#conn = conn;
-    this.#policy = policy;
+    this.#policy = { ...policy, maxGroupSize: Math.max(1, Math.floor(policy.maxGroupSize)) };
+    this.#walSize = walSize;
   }
 
-  /** Queues `fn` to run inside its own write transaction; resolves after COMMIT. */
+  /** A snapshot of the counters. */
+  get stats(): WriteStats {
+    const s = this.#stats;
+    return { ...s, writesPerGroupMean: s.groupsCommitted === 0 ? 0 : s.writes / s.groupsCommitted };
+  }
+
+  /**
+   * Queues `fn` to run inside a write transaction (possibly shared with other writes of this
+   * process, inside its own savepoint); resolves with its result after COMMIT.
+   *
+   * `fn` must be synchronous and may run more than once (a busy lock re-runs the whole group),
+   * so it must not have effects outside the database. An error it throws rolls back its writes
+   * and rejects only this call.
+   */
   run<T>(label: string, fn: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#jobs.push({ label, fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.#draining) void this.#drain();
-    });
+    return this.#enqueue(label, "transaction", fn);
+  }
+
+  /**
+   * Queues `fn` to run alone, outside any transaction, once every earlier write has settled and
+   * before any later one starts: for statements SQLite refuses inside a transaction (`VACUUM`).
+   * Busy/locked errors are retried on timers until the deadline, like any write.
+   *
+   * @example
+   * await ctx.writes.exclusive("vacuum", () => ctx.conn.exec("VACUUM"));
+   */
+  exclusive<T>(label: string, fn: () => T): Promise<T> {
+    return this.#enqueue(label, "exclusive", fn);
   }
 
   /** Resolves when every queued write has settled. */
   whenIdle(): Promise<void> {
     return this.#idle;
+  }
+
+  #enqueue<T>(label: string, kind: Job["kind"], fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.push({
+        label,
+        kind,
+        fn,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        enqueuedAt: performance.now(),
+        attempts: 0,
+      });
+      // Idle: start now, so a lone write commits within this call (no added latency).
+      if (!this.#draining) void this.#drain();
+    });
   }
 
   async #drain(): Promise<void> {
@@ -99,80 +197,248 @@ export class WriteQueue {
       this.#markIdle = r;
     });
     try {
-      for (let job = this.#jobs.shift(); job !== undefined; job = this.#jobs.shift()) {
-        try {
-          job.resolve(await this.#execute(job));
-        } catch (error) {
-          job.reject(error);
-        }
+      for (let first = true; ; first = false) {
+        // Between groups, let the callers whose writes just committed run: their next writes
+        // (and anyone else's) join the next group instead of trickling in one per transaction.
+        if (!first) await nextTurn();
+        if (this.#pending.length === 0) break;
+        if (this.#walPressure) await this.#relieveWal();
+        await this.#runGroup();
       }
+    } catch (error) {
+      // Unreachable by design (every job error is routed to its promise); never strand callers.
+      for (const job of this.#pending.splice(0)) job.reject(error);
     } finally {
       this.#draining = false;
       this.#markIdle();
     }
   }
 
-  async #execute(job: Job): Promise<unknown> {
-    const started = performance.now();
-    let attempts = 0;
+  /** The next group: consecutive transaction jobs up to the limit, or one exclusive job. */
+  #nextGroup(): Job[] {
+    const first = this.#pending[0];
+    if (first === undefined) return [];
+    if (first.kind === "exclusive") return [first];
+    let n = 1;
+    while (n < this.#policy.maxGroupSize && this.#pending[n]?.kind === "transaction") n++;
+    return this.#pending.slice(0, n);
+  }
+
+  /** Commits the group at the head of the queue, waiting on timers while the lock is busy. */
+  async #runGroup(): Promise<void> {
     let backoff = this.#policy.backoffMinMs;
     for (;;) {
-      attempts++;
-      this.stats.attempts++;
-      try {
-        const result = this.#attempt(job.fn);
-        this.stats.writes++;
-        if (this.#policy.checkpointEvery > 0 && this.stats.writes % this.#policy.checkpointEvery === 0) {
-          this.checkpoint("PASSIVE");
+      // Re-formed on each attempt: writes that arrived while we waited for the lock join in.
+      const group = this.#nextGroup();
+      if (group.length === 0) return;
+      this.#stats.attempts++;
+      for (const job of group) job.attempts++;
+      const result = group[0]?.kind === "exclusive" ? this.#attemptExclusive(group[0]) : this.#attempt(group);
+      switch (result.kind) {
+        case "committed":
+          this.#pending.splice(0, group.length);
+          this.#committed(group, result.outcomes);
+          return;
+        case "failed":
+          this.#pending.splice(0, group.length);
+          this.#settle(group, result.outcomes);
+          return;
+        case "aborted": {
+          const culprit = group[result.culprit];
+          if (culprit !== undefined) {
+            this.#pending.splice(result.culprit, 1);
+            this.#stats.failedWrites++;
+            culprit.reject(mapSqliteError(result.error, this.#conn.path));
+          }
+          continue; // the others re-run at once in a fresh transaction
         }
-        return result;
-      } catch (error) {
-        if (!isBusyError(error)) throw mapSqliteError(error, this.#conn.path);
-        this.stats.busyErrors++;
-        const waited = performance.now() - started;
-        const remaining = this.#policy.deadlineMs - waited;
-        if (remaining <= 0) {
-          this.stats.busyTimeouts++;
-          throw new StoreBusyError(attempts, waited, { cause: error });
+        case "busy": {
+          this.#stats.busyErrors++;
+          this.#expire(result.error);
+          if (this.#pending.length === 0) return;
+          const oldest = this.#pending[0] as Job;
+          const remaining = oldest.enqueuedAt + this.#policy.deadlineMs - performance.now();
+          // Full jitter: spread competing processes so they do not wake in lockstep.
+          const delay = Math.max(0, Math.min(remaining, backoff / 2 + Math.random() * (backoff / 2)));
+          backoff = Math.min(backoff * 2, this.#policy.backoffMaxMs);
+          this.#stats.retries++;
+          const before = performance.now();
+          await sleep(delay);
+          this.#stats.waitedMs += performance.now() - before;
         }
-        // Full jitter: spread competing processes so they do not wake in lockstep.
-        const delay = Math.min(remaining, backoff / 2 + Math.random() * (backoff / 2));
-        backoff = Math.min(backoff * 2, this.#policy.backoffMaxMs);
-        this.stats.retries++;
-        const before = performance.now();
-        await sleep(delay);
-        this.stats.waitedMs += performance.now() - before;
       }
     }
   }
 
-  #attempt(fn: () => unknown): unknown {
+  /** Rejects, with `STORE_BUSY`, the queued writes whose deadline has passed (a FIFO prefix). */
+  #expire(cause: unknown): void {
+    const now = performance.now();
+    let n = 0;
+    for (const job of this.#pending) {
+      if (now - job.enqueuedAt < this.#policy.deadlineMs) break;
+      n++;
+    }
+    for (const job of this.#pending.splice(0, n)) {
+      this.#stats.busyTimeouts++;
+      this.#stats.failedWrites++;
+      job.reject(new StoreBusyError(Math.max(1, job.attempts), now - job.enqueuedAt, { cause }));
+    }
+  }
+
+  #committed(group: Job[], outcomes: Outcome[]): void {
+    const before = this.#stats.writes;
+    let ok = 0;
+    for (const o of outcomes) if (o.ok) ok++;
+    this.#stats.writes += ok;
+    this.#stats.groupsCommitted++;
+    if (ok > this.#stats.writesPerGroupMax) this.#stats.writesPerGroupMax = ok;
+    const every = this.#policy.checkpointEvery;
+    if (every > 0 && Math.floor(before / every) !== Math.floor(this.#stats.writes / every)) {
+      this.#periodicCheckpoint();
+    }
+    this.#settle(group, outcomes);
+  }
+
+  #settle(group: Job[], outcomes: Outcome[]): void {
+    group.forEach((job, i) => {
+      const o = outcomes[i];
+      if (o?.ok) job.resolve(o.value);
+      else {
+        this.#stats.failedWrites++;
+        job.reject(mapSqliteError(o?.error, this.#conn.path));
+      }
+    });
+  }
+
+  /** One attempt at a group: BEGIN IMMEDIATE, each job in a savepoint, COMMIT. */
+  #attempt(group: Job[]): GroupResult {
     const conn = this.#conn;
-    conn.exec("BEGIN IMMEDIATE");
     try {
-      const result = fn();
-      conn.exec("COMMIT");
-      return result;
+      conn.statement("BEGIN IMMEDIATE").run();
     } catch (error) {
-      if (conn.inTransaction) {
-        try {
-          conn.exec("ROLLBACK");
-        } catch {
-          // The transaction is already gone (SQLite rolls back on some errors itself).
+      if (isBusyError(error)) return { kind: "busy", error };
+      return { kind: "failed", outcomes: group.map(() => ({ ok: false, error })) };
+    }
+    // A lone write needs no savepoint: rolling back the transaction is rolling back the write.
+    const alone = group.length === 1;
+    const outcomes: Outcome[] = [];
+    for (let i = 0; i < group.length; i++) {
+      const job = group[i] as Job;
+      if (!alone) conn.statement("SAVEPOINT hermes_write").run();
+      try {
+        const value = job.fn();
+        if (isThenable(value)) {
+          throw new HermesStoreError(
+            "SQLITE_ERROR",
+            `Write unit '${job.label}' returned a promise; write units must be synchronous`,
+          );
         }
+        if (!alone) conn.statement("RELEASE hermes_write").run();
+        outcomes.push({ ok: true, value });
+      } catch (error) {
+        if (isBusyError(error)) {
+          this.#rollback();
+          return { kind: "busy", error };
+        }
+        if (!conn.inTransaction) {
+          // SQLite rolled the whole transaction back (disk full, I/O error, …): nothing of the
+          // group is kept; this job is the cause, the others are innocent and re-run.
+          return alone
+            ? { kind: "failed", outcomes: [{ ok: false, error }] }
+            : { kind: "aborted", culprit: i, error };
+        }
+        if (alone) {
+          this.#rollback();
+          return { kind: "failed", outcomes: [{ ok: false, error }] };
+        }
+        try {
+          conn.statement("ROLLBACK TO hermes_write").run();
+          conn.statement("RELEASE hermes_write").run();
+        } catch (rollbackError) {
+          this.#rollback();
+          return { kind: "aborted", culprit: i, error: rollbackError };
+        }
+        outcomes.push({ ok: false, error });
       }
-      throw error;
+    }
+    try {
+      conn.statement("COMMIT").run();
+    } catch (error) {
+      this.#rollback();
+      if (isBusyError(error)) return { kind: "busy", error };
+      return { kind: "failed", outcomes: group.map(() => ({ ok: false, error })) };
+    }
+    return { kind: "committed", outcomes };
+  }
+
+  #attemptExclusive(job: Job): GroupResult {
+    try {
+      const value = job.fn();
+      return { kind: "committed", outcomes: [{ ok: true, value }] };
+    } catch (error) {
+      if (this.#conn.inTransaction) this.#rollback();
+      if (isBusyError(error)) return { kind: "busy", error };
+      return { kind: "failed", outcomes: [{ ok: false, error }] };
     }
   }
 
-  /** Runs `PRAGMA wal_checkpoint(mode)`; never throws (a busy checkpoint is not an error). */
-  checkpoint(mode: "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE"): boolean {
+  #rollback(): void {
+    if (!this.#conn.inTransaction) return;
     try {
-      this.#conn.db.pragma(`wal_checkpoint(${mode})`);
-      this.stats.checkpoints++;
-      return true;
+      this.#conn.statement("ROLLBACK").run();
+    } catch {
+      // The transaction is already gone (SQLite rolls back on some errors itself).
+    }
+  }
+
+  #periodicCheckpoint(): void {
+    this.checkpoint("PASSIVE");
+    const size = this.#walSize();
+    if (size > this.#stats.walBytesMax) this.#stats.walBytesMax = size;
+    if (size > this.#policy.walMaxBytes) this.#walPressure = true;
+  }
+
+  /**
+   * The WAL outgrew its bound: PASSIVE cannot reset it while readers hold snapshots into it.
+   * TRUNCATE checkpoints (each waits only the busy timeout for readers), retried on timers for
+   * at most `walPauseBudgetMs` while this process starts no new write, so that readers finish
+   * their snapshots and new ones read from the database file.
+   */
+  async #relieveWal(): Promise<void> {
+    this.#walPressure = false;
+    this.#stats.walEscalations++;
+    const started = performance.now();
+    let backoff = 1;
+    for (;;) {
+      const done = this.checkpoint("TRUNCATE");
+      const size = this.#walSize();
+      if (done || size <= this.#policy.walMaxBytes) return;
+      if (performance.now() - started >= this.#policy.walPauseBudgetMs) return;
+      await sleep(backoff);
+      backoff = Math.min(backoff * 2, 16);
+    }
+  }
+
+  /**
+   * Runs `PRAGMA wal_checkpoint(mode)` outside any transaction; never throws (a busy checkpoint
+   * is not an error). Returns whether it completed (`busy = 0`).
+   */
+  checkpoint(mode: "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE"): boolean {
+    if (this.#conn.inTransaction) return false;
+    try {
+      const row = this.#conn.db.pragma(`wal_checkpoint(${mode})`, { simple: false }) as Array<{
+        busy?: number;
+      }>;
+      this.#stats.checkpoints++;
+      return row[0]?.busy === 0;
     } catch {
       return false;
     }
   }
+}
+
+function isThenable(value: unknown): boolean {
+  return (
+    typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function"
+  );
 }
