@@ -1,22 +1,278 @@
+import type { HermesDatabase } from "@hermes/schema";
+import { type Kysely, sql } from "kysely";
+import { InvalidArgumentError } from "../errors.js";
+import { type CompiledTemplate, compileQuery, param } from "../prepared-query.js";
 import type { StoreContext } from "../store-context.js";
-import type { ListSessionsRichOptions, RichSessionRow, SessionWithLastActive } from "../types.js";
+import type { ListSessionsRichOptions, RichSessionRow, SessionRow, SessionWithLastActive } from "../types.js";
+import {
+  MAX_LIMIT,
+  nonNegativeInt,
+  optionalString,
+  optionalStringArray,
+  options,
+  requireId,
+} from "../validate.js";
 
-const todo = (name: string): never => {
-  throw new Error(`${name} is not implemented yet`);
-};
+/** A boolean option, or `fallback` when absent. */
+function flag(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "boolean") throw new InvalidArgumentError(name, `${name} must be a boolean`);
+  return value;
+}
 
+// The newest message's time, else the start: the same value as the reference's LEFT JOIN on
+// `MAX(timestamp) … GROUP BY session_id`, computed per session through
+// idx_messages_session(session_id, timestamp) instead of grouping every message.
+const lastActive = sql<number>`COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at)`;
+
+type PageArgs = { limit: number; offset: number };
+
+function searchSessionsQuery<A extends PageArgs>(bySource: boolean): CompiledTemplate<A> {
+  return compileQuery<A>((db) => {
+    let q = db.selectFrom("sessions as s").selectAll("s").select(lastActive.as("last_active"));
+    if (bySource) q = q.where("s.source", "=", param("source"));
+    return q
+      .orderBy("last_active", "desc")
+      .orderBy("s.started_at", "desc")
+      .orderBy("s.id", "desc")
+      .limit(param("limit"))
+      .offset(param("offset"));
+  });
+}
+
+const searchAllQ = searchSessionsQuery<PageArgs>(false);
+const searchSourceQ = searchSessionsQuery<PageArgs & { source: string }>(true);
+
+/**
+ * Sessions with `last_active` (newest message time, else `started_at`), most recently used
+ * first: `ORDER BY last_active DESC, started_at DESC, id DESC`. An empty `source` means all.
+ */
 export function searchSessions(
-  _ctx: StoreContext,
-  _o?: { source?: string; limit?: number; offset?: number },
+  ctx: StoreContext,
+  o?: { source?: string; limit?: number; offset?: number },
 ): SessionWithLastActive[] {
-  return todo("searchSessions");
+  const opts = options("options", o);
+  const source = optionalString("source", opts.source);
+  const page = {
+    limit: nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT),
+    offset: nonNegativeInt("offset", opts.offset, 0),
+  };
+  return source
+    ? ctx.conn.allOf<SessionWithLastActive, PageArgs & { source: string }>(searchSourceQ, { ...page, source })
+    : ctx.conn.allOf<SessionWithLastActive, PageArgs>(searchAllQ, page);
 }
-export function listSessionsRich(_ctx: StoreContext, _o?: ListSessionsRichOptions): RichSessionRow[] {
-  return todo("listSessionsRich");
+
+// First user message with content, by (timestamp, id), CR/LF turned into spaces and cut to
+// 63 characters in SQL; the rest of the preview rule (trim, 60 + "...") is applied in
+// `previewOf` exactly as the reference does it in Python.
+const previewRaw = sql<string>`COALESCE(
+  (SELECT SUBSTR(REPLACE(REPLACE(m.content, X'0A', ' '), X'0D', ' '), 1, 63)
+   FROM messages m
+   WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
+   ORDER BY m.timestamp, m.id LIMIT 1),
+  '')`;
+
+type RawRichRow = SessionRow & { _preview_raw: unknown; last_active: number };
+
+function richSelect(db: Kysely<HermesDatabase>) {
+  return db
+    .selectFrom("sessions as s")
+    .selectAll("s")
+    .select([previewRaw.as("_preview_raw"), lastActive.as("last_active")]);
 }
-export function getCompressionTip(_ctx: StoreContext, _id: string): string {
-  return todo("getCompressionTip");
+
+type RichSelect = ReturnType<typeof richSelect>;
+type ListArgs = PageArgs & { source?: string; exclude?: string };
+
+function listQuery(
+  includeChildren: boolean,
+  bySource: boolean,
+  excluding: boolean,
+): CompiledTemplate<ListArgs> {
+  return compileQuery<ListArgs>((db) => {
+    let q: RichSelect = richSelect(db);
+    if (!includeChildren) {
+      // Roots, and "branch" children (the parent ended as 'branched' before the child
+      // started). Delegate sub-agent runs and compression continuations, which also have a
+      // parent, stay hidden: they started while the parent was live, or the parent ended
+      // for another reason.
+      q = q.where(
+        sql<boolean>`(s.parent_session_id IS NULL OR EXISTS (SELECT 1 FROM sessions p
+          WHERE p.id = s.parent_session_id AND p.end_reason = 'branched' AND s.started_at >= p.ended_at))`,
+      );
+    }
+    if (bySource) q = q.where("s.source", "=", param("source"));
+    // One statement for any number of excluded sources: the list is bound as one JSON array.
+    if (excluding)
+      q = q.where(sql<boolean>`s.source NOT IN (SELECT value FROM json_each(${param("exclude")}))`);
+    return q.orderBy("s.started_at", "desc").limit(param("limit")).offset(param("offset"));
+  });
 }
-export function resolveResumeSessionId(_ctx: StoreContext, _id: string): string {
-  return todo("resolveResumeSessionId");
+
+// All eight shapes compiled at load, indexed by (includeChildren, bySource, excluding).
+const listQueries: ReadonlyArray<CompiledTemplate<ListArgs>> = Array.from({ length: 8 }, (_, bits) =>
+  listQuery((bits & 4) !== 0, (bits & 2) !== 0, (bits & 1) !== 0),
+);
+
+const richRowQ = compileQuery<{ id: string }>((db) => richSelect(db).where("s.id", "=", param("id")));
+
+// Python's str.strip(): Unicode whitespace as str.isspace() defines it (JavaScript's `\s`
+// differs: it lacks U+001C–U+001F and U+0085 and includes U+FEFF).
+const PY_EDGE_SPACE =
+  /^[\t\n\v\f\r\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+
+/** The reference's preview: trim; first 60 code points, plus "..." when more remained. */
+function previewOf(raw: unknown): string {
+  const text =
+    typeof raw === "string"
+      ? raw
+      : raw instanceof Uint8Array
+        ? Buffer.from(raw).toString("utf8")
+        : String(raw ?? "");
+  const trimmed = text.replace(PY_EDGE_SPACE, "");
+  // Up to 60 UTF-16 units is at most 60 code points: no need to split.
+  if (trimmed.length <= 60) return trimmed;
+  const points = Array.from(trimmed);
+  return points.length > 60 ? `${points.slice(0, 60).join("")}...` : trimmed;
+}
+
+function finishRich(row: RawRichRow): RichSessionRow {
+  // Rest/spread keeps the column order: session columns, last_active, then preview.
+  const { _preview_raw, ...rest } = row;
+  return { ...rest, preview: previewOf(_preview_raw) };
+}
+
+// What a compression root shows of its tip: the live conversation's identity and activity.
+const TIP_FIELDS = [
+  "id",
+  "ended_at",
+  "end_reason",
+  "message_count",
+  "tool_call_count",
+  "title",
+  "last_active",
+  "preview",
+  "model",
+  "system_prompt",
+] as const;
+
+/**
+ * Sessions for a picker, newest start first, each with `last_active` and `preview` (the
+ * first user message, CR/LF as spaces, trimmed, 60 characters + "..." when longer; `""` if
+ * none).
+ *
+ * - Children are hidden unless `includeChildren`, except branch children (parent ended as
+ *   'branched' no later than the child started); delegate sub-agent runs and compression
+ *   continuations stay hidden.
+ * - With `projectCompressionTips` (default) and without `includeChildren`, a row that ended
+ *   by 'compression' shows its compression tip's id, ended_at, end_reason, counters, title,
+ *   last_active, preview, model and system_prompt, keeps its own `started_at` (so the order is
+ *   stable) and gains `_lineage_root_id` (its own id).
+ * - `source` (non-empty) keeps one source; `excludeSources` (non-empty) drops some.
+ */
+export function listSessionsRich(ctx: StoreContext, o?: ListSessionsRichOptions): RichSessionRow[] {
+  const opts = options("options", o);
+  const source = optionalString("source", opts.source);
+  const exclude = optionalStringArray("excludeSources", opts.excludeSources);
+  const includeChildren = flag("includeChildren", opts.includeChildren, false);
+  const projectTips = flag("projectCompressionTips", opts.projectCompressionTips, true);
+  const args: ListArgs = {
+    limit: nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT),
+    offset: nonNegativeInt("offset", opts.offset, 0),
+  };
+  // Falsy filters mean "no filter", as in the reference ("" source, [] exclusions).
+  const bySource = source !== null && source !== "";
+  const excluding = exclude !== null && exclude.length > 0;
+  if (bySource) args.source = source;
+  if (excluding) args.exclude = JSON.stringify(exclude);
+  const template = listQueries[(includeChildren ? 4 : 0) | (bySource ? 2 : 0) | (excluding ? 1 : 0)]!;
+  const rows = ctx.conn.allOf<RawRichRow, ListArgs>(template, args).map(finishRich);
+  if (!projectTips || includeChildren) return rows;
+  return rows.map((row) => {
+    if (row.end_reason !== "compression") return row;
+    const tipId = compressionTip(ctx, row.id);
+    if (tipId === row.id) return row;
+    const raw = ctx.conn.getOf<RawRichRow, { id: string }>(richRowQ, { id: tipId });
+    if (raw === undefined) return row;
+    const tip = finishRich(raw);
+    const merged: Record<string, unknown> = { ...row };
+    for (const key of TIP_FIELDS) merged[key] = tip[key];
+    merged._lineage_root_id = row.id;
+    return merged as RichSessionRow;
+  });
+}
+
+// A compression continuation: a child of a parent that ended by 'compression', started no
+// earlier than that end (delegate runs and branches also have parents but started while the
+// parent was live, or the parent ended for another reason). The newest such child wins.
+const continuationQ = compileQuery<{ id: string }>((db) =>
+  db
+    .selectFrom("sessions")
+    .select("id")
+    .where("parent_session_id", "=", param("id"))
+    .where(
+      sql<boolean>`started_at >= (SELECT ended_at FROM sessions WHERE id = ${param("id")} AND end_reason = 'compression')`,
+    )
+    .orderBy("started_at", "desc")
+    .limit(1),
+);
+
+/** The reference bounds the walk at 100 hops (deeper chains are pathological). */
+const MAX_TIP_HOPS = 100;
+
+function compressionTip(ctx: StoreContext, id: string): string {
+  let current = id;
+  for (let hop = 0; hop < MAX_TIP_HOPS; hop++) {
+    const next = ctx.conn.getOf<{ id: string }, { id: string }>(continuationQ, { id: current });
+    if (next === undefined) return current;
+    current = next.id;
+  }
+  return current;
+}
+
+/**
+ * The latest session of `id`'s compression chain (following the newest continuation, at most
+ * 100 hops); `id` itself when it has none, or when no such session exists.
+ */
+export function getCompressionTip(ctx: StoreContext, id: string): string {
+  return compressionTip(ctx, requireId("id", id));
+}
+
+const hasMessagesQ = compileQuery<{ id: string }>((db) =>
+  db.selectFrom("messages").select(sql<number>`1`.as("one")).where("session_id", "=", param("id")).limit(1),
+);
+
+const newestChildQ = compileQuery<{ id: string }>((db) =>
+  db
+    .selectFrom("sessions")
+    .select("id")
+    .where("parent_session_id", "=", param("id"))
+    .orderBy("started_at", "desc")
+    .orderBy("id", "desc")
+    .limit(1),
+);
+
+/** The reference's depth cap against loops in malformed parent links. */
+const MAX_RESUME_HOPS = 32;
+
+/**
+ * The session a resume of `id` should load: `id` when it has messages; else the first
+ * descendant with messages, following the newest child (`started_at DESC, id DESC`) at each
+ * step, at most 32 hops and never revisiting a session; else `id`. Compression forks a new
+ * child that receives the messages, leaving the parent empty (reference issue #15000).
+ */
+export function resolveResumeSessionId(ctx: StoreContext, id: string): string {
+  const start = requireId("id", id);
+  const hasMessages = (sid: string) => ctx.conn.getOf(hasMessagesQ, { id: sid }) !== undefined;
+  if (hasMessages(start)) return start;
+  const seen = new Set([start]);
+  let current = start;
+  for (let hop = 0; hop < MAX_RESUME_HOPS; hop++) {
+    const child = ctx.conn.getOf<{ id: string }, { id: string }>(newestChildQ, { id: current })?.id;
+    if (child === undefined || child === "" || seen.has(child)) return start;
+    seen.add(child);
+    if (hasMessages(child)) return child;
+    current = child;
+  }
+  return start;
 }

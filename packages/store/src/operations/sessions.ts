@@ -7,7 +7,10 @@ import type { StoreContext } from "../store-context.js";
 import type { CreateSessionInput, EnsureSessionInput, UpdateTokenCountsInput } from "../types.js";
 import { integer, optionalNumber, optionalString, options, requireId } from "../validate.js";
 
-/** JSON text of a value when it is "truthy" in the reference's sense (non-empty), else `null`. */
+/**
+ * JSON text of a value when it is "truthy" in the reference's sense (non-empty), else `null`:
+ * the reference writes `json.dumps(v) if v else None`, so `{}`, `[]`, `""`, `0` store NULL.
+ */
 export function jsonIfTruthy(value: unknown): string | null {
   if (value === undefined || value === null || value === false || value === 0 || value === "") return null;
   if (Array.isArray(value) && value.length === 0) return null;
@@ -40,7 +43,10 @@ const insertSession = compileQuery<{
     }),
 );
 
-/** Maps a foreign-key failure to the session the caller named. */
+/**
+ * Maps a foreign-key failure to the session the caller named (`SESSION_NOT_FOUND`); FKs are
+ * enforced (`foreign_keys=ON`, as the reference), so the statement fails and nothing is written.
+ */
 export function foreignKeyToNotFound(error: unknown, sessionId: string, what: string): unknown {
   if (sqliteCode(error) === "SQLITE_CONSTRAINT_FOREIGNKEY") {
     return new SessionNotFoundError(sessionId, `${what}: session ${sessionId} does not exist`, {
@@ -50,6 +56,11 @@ export function foreignKeyToNotFound(error: unknown, sessionId: string, what: st
   return error;
 }
 
+/**
+ * `INSERT OR IGNORE` of a new session (`started_at` = now): an existing id is left untouched
+ * (first write wins, even when the second call names an unknown parent). A new row naming an
+ * unknown parent fails the foreign key → `SESSION_NOT_FOUND`.
+ */
 export async function createSession(ctx: StoreContext, input: CreateSessionInput): Promise<string> {
   const s = options("session", input);
   const id = requireId("id", s.id);
@@ -62,12 +73,22 @@ export async function createSession(ctx: StoreContext, input: CreateSessionInput
   ) {
     throw new InvalidArgumentError("modelConfig", "modelConfig must be an object or null");
   }
+  let modelConfig: string | null;
+  try {
+    modelConfig = jsonIfTruthy(s.modelConfig);
+  } catch (error) {
+    // Cycles and BigInt: refuse before any write rather than fail inside the transaction.
+    throw new InvalidArgumentError(
+      "modelConfig",
+      `modelConfig cannot be stored as JSON: ${(error as Error).message}`,
+    );
+  }
   const args = {
     id,
     source,
     user_id: optionalString("userId", s.userId),
     model: optionalString("model", s.model),
-    model_config: jsonIfTruthy(s.modelConfig),
+    model_config: modelConfig,
     system_prompt: optionalString("systemPrompt", s.systemPrompt),
     parent_session_id: parent,
     started_at: 0,
@@ -82,6 +103,7 @@ export async function createSession(ctx: StoreContext, input: CreateSessionInput
   return id;
 }
 
+/** Creates a minimal session row (`source` default `unknown`) when the id is missing; never overwrites. */
 export async function ensureSession(ctx: StoreContext, input: EnsureSessionInput): Promise<void> {
   const s = options("session", input);
   const args = {
@@ -98,6 +120,8 @@ export async function ensureSession(ctx: StoreContext, input: EnsureSessionInput
   });
 }
 
+// `ended_at IS NULL`: the first end wins, so a stale end never overwrites 'compression' or
+// 'branched', which lineage and listing depend on (the reference's rule).
 const endSessionQ = compileQuery<{ id: string; ended_at: number; end_reason: string }>((db) =>
   db
     .updateTable("sessions")
@@ -106,6 +130,7 @@ const endSessionQ = compileQuery<{ id: string; ended_at: number; end_reason: str
     .where("ended_at", "is", null),
 );
 
+/** Marks a session ended with `endReason` unless it already ended; unknown ids are a no-op. */
 export async function endSession(ctx: StoreContext, id: string, endReason: string): Promise<void> {
   const args = { id: requireId("id", id), end_reason: requireId("endReason", endReason) };
   await ctx.writes.run("endSession", () => {
@@ -117,6 +142,7 @@ const reopenQ = compileQuery<{ id: string }>((db) =>
   db.updateTable("sessions").set({ ended_at: null, end_reason: null }).where("id", "=", param("id")),
 );
 
+/** Clears `ended_at` and `end_reason` so the next end is recorded again. */
 export async function reopenSession(ctx: StoreContext, id: string): Promise<void> {
   const args = { id: requireId("id", id) };
   await ctx.writes.run("reopenSession", () => {
@@ -124,17 +150,18 @@ export async function reopenSession(ctx: StoreContext, id: string): Promise<void
   });
 }
 
-const systemPromptQ = compileQuery<{ id: string; system_prompt: string }>((db) =>
+const systemPromptQ = compileQuery<{ id: string; system_prompt: string | null }>((db) =>
   db
     .updateTable("sessions")
     .set({ system_prompt: param("system_prompt") })
     .where("id", "=", param("id")),
 );
 
+/** Replaces the stored system prompt snapshot (`null` clears it); unknown ids are a no-op. */
 export async function updateSystemPrompt(ctx: StoreContext, id: string, systemPrompt: string): Promise<void> {
   const args = { id: requireId("id", id), system_prompt: optionalString("systemPrompt", systemPrompt) };
   await ctx.writes.run("updateSystemPrompt", () => {
-    ctx.conn.runOf(systemPromptQ, args as { id: string; system_prompt: string });
+    ctx.conn.runOf(systemPromptQ, args);
   });
 }
 
@@ -208,12 +235,19 @@ const absoluteTokensQ = compileQuery<TokenArgs>((db) =>
     .where("id", "=", param("id")),
 );
 
+/**
+ * Adds the token, cost and API-call deltas to a session (or, with `absolute`, sets the totals).
+ * Never creates a missing session: the UPDATE simply matches no row, as in the reference.
+ */
 export async function updateTokenCounts(
   ctx: StoreContext,
   id: string,
   input: UpdateTokenCountsInput,
 ): Promise<void> {
   const u = options("usage", input);
+  if (u.absolute !== undefined && typeof u.absolute !== "boolean") {
+    throw new InvalidArgumentError("absolute", "absolute must be a boolean");
+  }
   const args: TokenArgs = {
     id: requireId("id", id),
     input_tokens: integer("inputTokens", u.inputTokens),
@@ -242,6 +276,7 @@ const getSessionQ = compileQuery<{ id: string }>((db) =>
   db.selectFrom("sessions").selectAll().where("id", "=", param("id")),
 );
 
+/** Every column of one session, or `null`. */
 export function getSession(ctx: StoreContext, id: string): SessionRow | null {
   return ctx.conn.getOf<SessionRow, { id: string }>(getSessionQ, { id: requireId("id", id) }) ?? null;
 }
@@ -260,6 +295,11 @@ const prefixQ = compileQuery<{ pattern: string }>((db) =>
     .limit(2),
 );
 
+/**
+ * The exact id when it exists; else the one id starting with `idOrPrefix` (LIKE, with `\ % _`
+ * escaped, so ASCII letters match case-insensitively as in the reference); `null` when none or
+ * several match.
+ */
 export function resolveSessionId(ctx: StoreContext, idOrPrefix: string): string | null {
   const key = requireId("idOrPrefix", idOrPrefix);
   if (ctx.conn.getOf(getSessionQ, { id: key }) !== undefined) return key;
@@ -279,6 +319,7 @@ const countSourceSessionsQ = compileQuery<{ source: string }>((db) =>
     .where("source", "=", param("source")),
 );
 
+/** Number of sessions, of one source when `source` is a non-empty string. */
 export function sessionCount(ctx: StoreContext, o?: { source?: string }): number {
   const source = optionalString("source", options("options", o).source);
   const row = source
@@ -297,6 +338,7 @@ const countSessionMessagesQ = compileQuery<{ session_id: string }>((db) =>
     .where("session_id", "=", param("session_id")),
 );
 
+/** Number of message rows (not the counter column), of one session when `sessionId` is non-empty. */
 export function messageCount(ctx: StoreContext, o?: { sessionId?: string }): number {
   const sessionId = optionalString("sessionId", options("options", o).sessionId);
   const row = sessionId

@@ -1,26 +1,172 @@
 import type { SessionRow } from "@hermes/schema";
+import { sql } from "kysely";
+import { InvalidArgumentError, TitleConflictError } from "../errors.js";
+import { compileQuery, param } from "../prepared-query.js";
+import { sanitizeTitle } from "../sanitize-title.js";
 import type { StoreContext } from "../store-context.js";
+import { requireId } from "../validate.js";
+import { escapeLike } from "./sessions.js";
 
-const todo = (name: string): never => {
-  throw new Error(`${name} is not implemented yet`);
-};
+/** A title argument of a lookup: any string (lookups are exact and never sanitized). */
+function titleArgument(name: string, value: unknown): string {
+  if (typeof value !== "string") {
+    throw new InvalidArgumentError(name, `${name} must be a string`);
+  }
+  return value;
+}
 
-export async function setSessionTitle(
-  _ctx: StoreContext,
-  _id: string,
-  _title: string | null,
-): Promise<boolean> {
-  return todo("setSessionTitle");
+const titleHolderQ = compileQuery<{ title: string; id: string }>((db) =>
+  db
+    .selectFrom("sessions")
+    .select("id")
+    .where("title", "=", param("title"))
+    .where("id", "!=", param("id"))
+    .limit(1),
+);
+
+const setTitleQ = compileQuery<{ id: string; title: string | null }>((db) =>
+  db
+    .updateTable("sessions")
+    .set({ title: param("title") })
+    .where("id", "=", param("id")),
+);
+
+/**
+ * Sets a session's title after {@link sanitizeTitle}; a blank title clears it (`NULL`, which
+ * any number of sessions may share). Returns `false` when no session has this id.
+ *
+ * The uniqueness check runs inside the write transaction (so no other writer can take the
+ * title in between), before the update, and even for an unknown id, as in the reference.
+ * Comparison is exact (case-sensitive); a session may re-set its own title.
+ *
+ * @throws TitleTooLongError (`TITLE_TOO_LONG`) before any write.
+ * @throws TitleConflictError (`TITLE_CONFLICT`) when another session holds the title.
+ */
+export async function setSessionTitle(ctx: StoreContext, id: string, title: string | null): Promise<boolean> {
+  const sessionId = requireId("id", id);
+  if (title !== null && title !== undefined && typeof title !== "string") {
+    throw new InvalidArgumentError("title", "title must be a string or null");
+  }
+  const clean = sanitizeTitle(title);
+  return ctx.writes.run("setSessionTitle", () => {
+    if (clean !== null) {
+      const holder = ctx.conn.getOf<{ id: string }, { title: string; id: string }>(titleHolderQ, {
+        title: clean,
+        id: sessionId,
+      });
+      if (holder !== undefined) throw new TitleConflictError(clean, holder.id);
+    }
+    return ctx.conn.runOf(setTitleQ, { id: sessionId, title: clean }).changes > 0;
+  });
 }
-export function getSessionTitle(_ctx: StoreContext, _id: string): string | null {
-  return todo("getSessionTitle");
+
+const titleOfQ = compileQuery<{ id: string }>((db) =>
+  db.selectFrom("sessions").select("title").where("id", "=", param("id")),
+);
+
+/** The title of a session; `null` when it has none or does not exist. */
+export function getSessionTitle(ctx: StoreContext, id: string): string | null {
+  const row = ctx.conn.getOf<{ title: string | null }, { id: string }>(titleOfQ, { id: requireId("id", id) });
+  return row?.title ?? null;
 }
-export function getSessionByTitle(_ctx: StoreContext, _title: string): SessionRow | null {
-  return todo("getSessionByTitle");
+
+const byTitleQ = compileQuery<{ title: string }>((db) =>
+  db.selectFrom("sessions").selectAll().where("title", "=", param("title")),
+);
+
+/** The session whose title is exactly `title` (not sanitized, case-sensitive), or `null`. */
+export function getSessionByTitle(ctx: StoreContext, title: string): SessionRow | null {
+  const exact = titleArgument("title", title);
+  return ctx.conn.getOf<SessionRow, { title: string }>(byTitleQ, { title: exact }) ?? null;
 }
-export function resolveSessionByTitle(_ctx: StoreContext, _title: string): string | null {
-  return todo("resolveSessionByTitle");
+
+// `<title> #%`: any suffix after " #", numeric or not, as the reference. SQLite's LIKE is
+// case-insensitive for ASCII letters, so "fix build #2" is a variant of "Fix Build".
+const newestVariantQ = compileQuery<{ pattern: string }>((db) =>
+  db
+    .selectFrom("sessions")
+    .select("id")
+    .where(sql<boolean>`title LIKE ${param("pattern")} ESCAPE '\\'`)
+    .orderBy("started_at", "desc")
+    .limit(1),
+);
+
+/**
+ * Resolves a title to a session id, preferring the newest continuation of its lineage: the
+ * most recently *started* session titled `<title> #…` wins, even over an exact match; else
+ * the exact match; else `null`. The title is not sanitized.
+ *
+ * @example
+ * // sessions "Deploy" (oldest), "Deploy #2", "Deploy #3" (newest)
+ * await store.resolveSessionByTitle("Deploy") // id of "Deploy #3"
+ */
+export function resolveSessionByTitle(ctx: StoreContext, title: string): string | null {
+  const text = titleArgument("title", title);
+  const variant = ctx.conn.getOf<{ id: string }, { pattern: string }>(newestVariantQ, {
+    pattern: `${escapeLike(text)} #%`,
+  });
+  if (variant !== undefined) return variant.id;
+  return getSessionByTitle(ctx, text)?.id ?? null;
 }
-export function getNextTitleInLineage(_ctx: StoreContext, _baseTitle: string): string {
-  return todo("getNextTitleInLineage");
+
+const lineageTitlesQ = compileQuery<{ base: string; pattern: string }>((db) =>
+  db
+    .selectFrom("sessions")
+    .select("title")
+    .where(sql<boolean>`title = ${param("base")} OR title LIKE ${param("pattern")} ESCAPE '\\'`),
+);
+
+// Python regexes of the reference, spelled for JavaScript: `.` there excludes only "\n",
+// `$` also matches before one final "\n", and `\d` is any Unicode decimal digit (Nd).
+const NUMBERED_SUFFIX = /^([^\n]*?) #(\p{Nd}+)\n?$/u;
+const LAST_NUMBER = /^[^\n]* #(\p{Nd}+)\n?$/u;
+const DECIMAL_DIGIT = /\p{Nd}/u;
+
+/**
+ * Value of a run of Unicode decimal digits, as Python's `int()` reads it. Unicode encodes
+ * every decimal digit set as ten contiguous code points, 0 to 9, so a digit's value is its
+ * offset from the start of its run of digits, modulo 10. BigInt: the reference's integers
+ * have no size limit.
+ */
+function decimalValue(digits: string): bigint {
+  if (/^[0-9]+$/.test(digits)) return BigInt(digits);
+  let value = 0n;
+  for (const ch of digits) {
+    const cp = ch.codePointAt(0) ?? 0;
+    let start = cp;
+    while (start > 0 && DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
+    value = value * 10n + BigInt((cp - start) % 10);
+  }
+  return value;
+}
+
+/**
+ * The next title of a lineage: strips one trailing ` #<digits>` to get the base; when no
+ * session is titled the base or `<base> #…`, returns the base unchanged; else
+ * `<base> #<max + 1>`, where the unnumbered original counts as 1 and gaps are not filled
+ * ("#2", "#7" → "#8"). The `=` match is case-sensitive but the `LIKE` match is not for ASCII,
+ * as in the reference.
+ *
+ * @example
+ * await store.getNextTitleInLineage("Fix Docker Build #2") // "Fix Docker Build #3"
+ */
+export function getNextTitleInLineage(ctx: StoreContext, baseTitle: string): string {
+  const title = titleArgument("baseTitle", baseTitle);
+  const base = NUMBERED_SUFFIX.exec(title)?.[1] ?? title;
+  const existing = ctx.conn.allOf<{ title: string | null }, { base: string; pattern: string }>(
+    lineageTitlesQ,
+    {
+      base,
+      pattern: `${escapeLike(base)} #%`,
+    },
+  );
+  if (existing.length === 0) return base;
+  let max = 1n;
+  for (const row of existing) {
+    const digits = typeof row.title === "string" ? LAST_NUMBER.exec(row.title)?.[1] : undefined;
+    if (digits === undefined) continue;
+    const n = decimalValue(digits);
+    if (n > max) max = n;
+  }
+  return `${base} #${max + 1n}`;
 }
