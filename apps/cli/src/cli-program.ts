@@ -1,0 +1,48 @@
+import { Command } from "commander";
+import { deleteCommand } from "./commands/delete-command.js";
+import { doctorCommand } from "./commands/doctor-command.js";
+import { exportCommand } from "./commands/export-command.js";
+import { forkCommand } from "./commands/fork-command.js";
+import { importCommand } from "./commands/import-command.js";
+import { listCommand } from "./commands/list-command.js";
+import { migrateCommand } from "./commands/migrate-command.js";
+import { pruneCommand } from "./commands/prune-command.js";
+import { searchCommand } from "./commands/search-command.js";
+import { showCommand } from "./commands/show-command.js";
+import { statsCommand } from "./commands/stats-command.js";
+import { titleCommand } from "./commands/title-command.js";
+
+/** The `hermes-sessions` program with every command registered. */
+export function createProgram(): Command {
+  const program = new Command("hermes-sessions")
+    .description("Look into, search, export and maintain Hermes Agent's session store (state.db)")
+    .version("0.0.0")
+    .option("--db <path>", "database file (default: $HERMES_HOME/state.db, else ~/.hermes/state.db)")
+    .option("--no-color", "never colour the output")
+    .option("--debug", "print stack traces of errors")
+    .showSuggestionAfterError(true)
+    // Errors are one line on stderr: commander puts "(Did you mean …?)" on a line of its own.
+    .configureOutput({ outputError: (text, write) => write(`${text.trimEnd().replace(/\n+/g, " ")}\n`) })
+    // Throw instead of exiting, so runCli decides the exit code (2 for usage errors).
+    .exitOverride();
+  for (const command of [
+    listCommand(),
+    showCommand(),
+    searchCommand(),
+    exportCommand(),
+    importCommand(),
+    forkCommand(),
+    titleCommand(),
+    pruneCommand(),
+    deleteCommand(),
+    statsCommand(),
+    doctorCommand(),
+    migrateCommand(),
+  ]) {
+    // addCommand does not copy the parent's settings (unlike .command()): without this, a bad
+    // flag on a subcommand would exit the process from inside commander with code 1.
+    command.copyInheritedSettings(program);
+    program.addCommand(command);
+  }
+  return program;
+}

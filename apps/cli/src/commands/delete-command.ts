@@ -1,0 +1,51 @@
+import { createInterface } from "node:readline/promises";
+import { Command } from "commander";
+import { CliError } from "../cli-error.js";
+import { globalOptions } from "../global-options.js";
+import { openExisting, withStore } from "../open-database.js";
+import { resolveSession } from "../resolve-session.js";
+import { printJson } from "../write-output.js";
+
+async function confirm(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(question);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/** `delete`: removes one session and its messages; its children are kept, unlinked. */
+export function deleteCommand(): Command {
+  return new Command("delete")
+    .alias("rm")
+    .description("delete a session and its messages (asks first on a terminal; --yes otherwise)")
+    .argument("<session>", "session id, prefix or title")
+    .option("-y, --yes", "do not ask")
+    .option("--json", "print the result as JSON")
+    .action(async (ref: string, o: { yes?: boolean; json?: boolean }, cmd: Command) => {
+      const g = globalOptions(cmd);
+      await withStore(await openExisting(g), async (store) => {
+        const id = await resolveSession(store, ref);
+        const session = await store.getSession(id);
+        if (!o.yes) {
+          if (process.stdin.isTTY !== true) {
+            throw new CliError(`Refusing to delete ${id} without --yes (no terminal to ask on)`);
+          }
+          const label = session?.title ? ` '${session.title}'` : "";
+          const ok = await confirm(
+            `Delete session ${id}${label} and its ${session?.message_count ?? 0} messages? [y/N] `,
+          );
+          if (!ok) {
+            if (o.json) return printJson({ id, deleted: false });
+            process.stdout.write("Nothing deleted.\n");
+            return;
+          }
+        }
+        const deleted = await store.deleteSession(id);
+        if (o.json) return printJson({ id, deleted });
+        process.stdout.write(deleted ? `Deleted ${id}.\n` : `${id} was already gone.\n`);
+      });
+    });
+}

@@ -1,0 +1,46 @@
+import { Command } from "commander";
+import { globalOptions } from "../global-options.js";
+import { openExisting, withStore } from "../open-database.js";
+import { parseCount } from "../parse-options.js";
+import { resolveSession } from "../resolve-session.js";
+import { extension } from "../store-extensions.js";
+import { printJson } from "../write-output.js";
+
+interface ForkOptions {
+  at?: number;
+  title?: string;
+  id?: string;
+  json?: boolean;
+}
+
+/** `fork`: a new session with the messages of another up to a point, linked to it. */
+export function forkCommand(): Command {
+  return new Command("fork")
+    .description("fork a session: copy its messages (up to --at) into a new child session")
+    .argument("<session>", "session id, prefix or title")
+    .option("--at <message-id>", "copy messages up to and including this message id", parseCount("--at"))
+    .option("-t, --title <title>", "title of the fork (default: the next in the lineage, 'X #2')")
+    .option("--id <id>", "id of the new session (default: generated)")
+    .option("--json", "print the new session as JSON")
+    .action(async (ref: string, o: ForkOptions, cmd: Command) => {
+      const g = globalOptions(cmd);
+      await withStore(await openExisting(g), async (store) => {
+        const source = await resolveSession(store, ref);
+        const result = await extension(store, "forkSession")(source, {
+          ...(o.at !== undefined ? { atMessageId: o.at } : {}),
+          ...(o.title !== undefined ? { title: o.title } : {}),
+          ...(o.id !== undefined ? { newId: o.id } : {}),
+        });
+        const newId =
+          typeof result === "string"
+            ? result
+            : String((result as { id?: unknown; sessionId?: unknown }).id ?? "");
+        const session = newId ? await store.getSession(newId) : null;
+        if (o.json) return printJson(session ?? result);
+        const title = session?.title ? ` '${session.title}'` : "";
+        process.stdout.write(
+          `Forked ${source} → ${newId}${title} (${session?.message_count ?? "?"} messages)\n`,
+        );
+      });
+    });
+}

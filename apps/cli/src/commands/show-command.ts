@@ -1,0 +1,46 @@
+import { Command } from "commander";
+import { CliError } from "../cli-error.js";
+import { globalOptions } from "../global-options.js";
+import { openExisting, withStore } from "../open-database.js";
+import { renderConversation } from "../render/render-conversation.js";
+import { renderMarkdown } from "../render/render-markdown.js";
+import { createStyle, wantsColor } from "../render/terminal-style.js";
+import { resolveSession } from "../resolve-session.js";
+import { printJson } from "../write-output.js";
+
+interface ShowOptions {
+  markdown?: boolean;
+  json?: boolean;
+  reasoning?: boolean;
+  full?: boolean;
+}
+
+/** `show`: one conversation, rendered for a terminal, as Markdown or as JSON. */
+export function showCommand(): Command {
+  return new Command("show")
+    .description("show a conversation (by id, unique id prefix, or title)")
+    .argument("<session>", "session id, unique id prefix, or title ('Fix bug' finds the latest 'Fix bug #N')")
+    .option("--markdown", "print Markdown instead of the terminal rendering")
+    .option("--json", "print the session row and its messages as JSON")
+    .option("--reasoning", "expand reasoning instead of folding it")
+    .option("--full", "print tool results in full (default: first 12 lines)")
+    .action(async (ref: string, o: ShowOptions, cmd: Command) => {
+      const g = globalOptions(cmd);
+      if (o.markdown && o.json) throw new CliError("Choose one of --markdown and --json", 2);
+      await withStore(await openExisting(g), async (store) => {
+        const id = await resolveSession(store, ref);
+        const session = await store.getSession(id);
+        if (session === null) throw new CliError(`Session ${id} disappeared while reading it`);
+        const view = { ...session, messages: await store.getMessages(id) };
+        if (o.json) return printJson(view);
+        if (o.markdown) {
+          process.stdout.write(`${renderMarkdown(view)}\n`);
+          return;
+        }
+        const style = createStyle(wantsColor(process.stdout, g.color));
+        process.stdout.write(
+          renderConversation(view, { style, reasoning: o.reasoning === true, toolLines: o.full ? 0 : 12 }),
+        );
+      });
+    });
+}

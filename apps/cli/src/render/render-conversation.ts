@@ -1,0 +1,90 @@
+import { formatClock, formatCost, formatCount, formatTime } from "./format-time.js";
+import type { SessionWithMessages } from "./session-view.js";
+import type { TerminalStyle } from "./terminal-style.js";
+import { toolCallsOf } from "./tool-calls.js";
+
+/** Options of {@link renderConversation}. */
+export interface RenderConversationOptions {
+  style: TerminalStyle;
+  /** Show reasoning in full instead of one folded line. */
+  reasoning?: boolean;
+  /** Lines of a tool result shown before it is cut (default 12; 0 = all). */
+  toolLines?: number;
+}
+
+const indent = (text: string, prefix = "  ") =>
+  text
+    .split("\n")
+    .map((l) => prefix + l)
+    .join("\n");
+
+function cutLines(text: string, max: number, style: TerminalStyle): string {
+  const lines = text.split("\n");
+  if (max <= 0 || lines.length <= max) return text;
+  return `${lines.slice(0, max).join("\n")}\n${style.dim(`… ${lines.length - max} more lines (--full to show all)`)}`;
+}
+
+/** The header block of a session: id, title, source, model, times, counters, cost. */
+export function renderSessionHeader(s: SessionWithMessages, style: TerminalStyle): string {
+  const lines = [`${style.bold(s.title ?? "(untitled)")}  ${style.dim(s.id)}`];
+  const facts = [
+    `source ${s.source}`,
+    s.model ? `model ${s.model}` : null,
+    `started ${formatTime(s.started_at)}`,
+    s.ended_at ? `ended ${formatTime(s.ended_at)}${s.end_reason ? ` (${s.end_reason})` : ""}` : "active",
+  ].filter((x): x is string => x !== null);
+  lines.push(style.dim(facts.join(" · ")));
+  const tokens = (s.input_tokens ?? 0) + (s.output_tokens ?? 0);
+  const counts = [
+    `${formatCount(s.message_count)} messages`,
+    `${formatCount(s.tool_call_count)} tool calls`,
+    tokens > 0 ? `${formatCount(s.input_tokens)} in / ${formatCount(s.output_tokens)} out tokens` : null,
+    formatCost(s.actual_cost_usd ?? s.estimated_cost_usd) || null,
+  ].filter((x): x is string => x !== null);
+  lines.push(style.dim(counts.join(" · ")));
+  if (s.parent_session_id) lines.push(style.dim(`parent ${s.parent_session_id}`));
+  return lines.join("\n");
+}
+
+/**
+ * Renders a conversation for a terminal: a rule per message with role and time, tool calls as
+ * `→ name(args)`, tool results indented under their tool, reasoning folded to one line.
+ */
+export function renderConversation(s: SessionWithMessages, o: RenderConversationOptions): string {
+  const { style } = o;
+  const toolLines = o.toolLines ?? 12;
+  const out = [renderSessionHeader(s, style), ""];
+  const roleColor: Record<string, (t: string) => string> = {
+    user: style.green,
+    assistant: style.cyan,
+    tool: style.yellow,
+    system: style.magenta,
+  };
+  for (const m of s.messages) {
+    const color = roleColor[m.role] ?? style.bold;
+    let label = m.role;
+    if (m.role === "tool")
+      label = `tool ${m.tool_name ?? ""}`.trim() + (m.tool_call_id ? ` [${m.tool_call_id}]` : "");
+    out.push(`${color(style.bold(`── ${label}`))} ${style.dim(`#${m.id} ${formatClock(m.timestamp)}`)}`);
+    const reasoning = m.reasoning ?? m.reasoning_content;
+    if (reasoning) {
+      if (o.reasoning) {
+        out.push(style.dim(style.italic(indent(reasoning, "  │ "))));
+      } else {
+        const words = reasoning.trim().split(/\s+/).length;
+        out.push(style.dim(`  ▸ reasoning (${words} words, folded; --reasoning to expand)`));
+      }
+    }
+    if (m.content !== null && m.content !== "") {
+      const body = m.role === "tool" ? cutLines(m.content, toolLines, style) : m.content;
+      out.push(m.role === "tool" ? indent(body) : body);
+    }
+    for (const call of toolCallsOf(m.tool_calls)) {
+      out.push(
+        `  ${style.yellow("→")} ${style.bold(call.name)}(${call.arguments})${call.id ? style.dim(` [${call.id}]`) : ""}`,
+      );
+    }
+    out.push("");
+  }
+  return out.join("\n");
+}
