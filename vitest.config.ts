@@ -16,7 +16,15 @@ export default defineConfig({
     hookTimeout: 60_000,
     projects: projects.map(([name, root]) => ({
       extends: true,
-      test: { name, root, include: ["test/**/*.test.ts"] },
+      test: {
+        name,
+        root,
+        include: ["test/**/*.test.ts"],
+        // Type-level tests (`*.test-d.ts`, checked by tsc) where a package has them.
+        ...(name === "@hermes/schema"
+          ? { typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "tsconfig.test.json" } }
+          : {}),
+      },
     })),
   },
 });

@@ -1,8 +1,12 @@
 import type { Generated, Insertable, Selectable, Updateable } from "kysely";
 
 /**
- * `sessions`: one row per agent session. Columns with a `DEFAULT` in the DDL are `Generated`;
- * nullable columns are `T | null`.
+ * `sessions`: one row per agent session.
+ *
+ * The table interfaces follow the v11 DDL column by column (a test compares them with SQLite's
+ * `PRAGMA table_info`): a column is `T | null` unless it is `NOT NULL` or the primary key (the
+ * reference always writes keys, although SQLite would accept a NULL TEXT key), and `Generated`
+ * when it has a `DEFAULT` or is the INTEGER PRIMARY KEY.
  */
 export interface SessionsTable {
   id: string;
@@ -59,7 +63,7 @@ export interface MessagesTable {
 
 /** `state_meta`: small key/value settings (e.g. `last_auto_prune`). */
 export interface StateMetaTable {
-  key: string | null;
+  key: string;
   value: string | null;
 }
 

@@ -36,15 +36,25 @@ function unsatisfied(db: SqlExecutor, steps: readonly EnsureStep[]): EnsureStep[
   return steps.filter((s) => !s.isSatisfied(db));
 }
 
+/** What one transaction attempt did; merged into the report only once it commits. */
+interface UnitResult {
+  readonly applied: string[];
+  readonly warnings: string[];
+  newer: boolean;
+}
+
 /**
  * Brings a file to the chain's version, as the reference does on every open:
  * base steps (tables, column reconciliation), version steps for files below their version,
  * then finalize steps (title index, search tables).
  *
- * An up-to-date file is checked without taking the write lock. Otherwise every unit runs in
- * its own transaction and re-checks its precondition inside it, so a process killed at any
- * point leaves the file at its old version, and several processes opening the same old file
- * at once upgrade it exactly once (the others find the work done).
+ * An up-to-date file is checked without taking the write lock. Otherwise the whole upgrade
+ * is ONE write transaction (as in the reference, whose `_init_schema` commits once), and every
+ * step re-checks its precondition inside it. So a process killed at any point, even deep in a
+ * backfill of a million messages, leaves the file exactly as it was (its old version, its old
+ * objects), and the next open does the whole upgrade; and several processes opening the same
+ * old file at once upgrade it exactly once: the first takes the lock, the others wait for it
+ * and then find nothing left to do.
  */
 export async function runMigrations(
   db: SqlExecutor,
@@ -52,12 +62,10 @@ export async function runMigrations(
   options: RunMigrationsOptions,
 ): Promise<MigrationReport> {
   const target = options.targetVersion ?? SCHEMA_VERSION;
-  const applied: string[] = [];
-  const warnings: string[] = [];
   const fromVersion = readSchemaVersion(db);
 
   if (fromVersion !== null && fromVersion > target) {
-    return { fromVersion, toVersion: fromVersion, applied, warnings, newerVersion: true };
+    return { fromVersion, toVersion: fromVersion, applied: [], warnings: [], newerVersion: true };
   }
   const behind = (v: number | null) => v === null || v < target;
   if (
@@ -65,76 +73,59 @@ export async function runMigrations(
     unsatisfied(db, chain.base).length === 0 &&
     unsatisfied(db, chain.finalize).length === 0
   ) {
-    return { fromVersion, toVersion: fromVersion, applied, warnings, newerVersion: false };
+    return { fromVersion, toVersion: fromVersion, applied: [], warnings: [], newerVersion: false };
   }
 
-  const context = (from: number | null): MigrationContext => ({
-    db,
-    fromVersion: from,
-    onProgress: options.onProgress,
-    warn: (message) => warnings.push(message),
-  });
-  const runEnsure = (steps: readonly EnsureStep[], from: number | null) => {
-    for (const step of unsatisfied(db, steps)) {
-      step.up(context(from));
-      applied.push(step.name);
-    }
-  };
-
-  let newer = false;
-  // Unit 1: tables and columns; a file without a version row is fresh and is created whole
-  // here (stamped with the target, search tables created empty, as the reference does).
-  await options.transaction("migrate:base", () => {
+  const unit = await options.transaction("migrate", (): UnitResult => {
+    // Fresh arrays per attempt: a busy retry re-runs this function from the start.
+    const result: UnitResult = { applied: [], warnings: [], newer: false };
     const current = readSchemaVersion(db);
     if (current !== null && current > target) {
-      newer = true;
-      return;
+      result.newer = true;
+      return result;
     }
-    runEnsure(chain.base, current);
-    if (current === null) {
-      db.run("INSERT INTO schema_version (version) VALUES (?)", [target]);
-      applied.push(`stamp-v${target}`);
-      runEnsure(chain.finalize, current);
-    }
-  });
-  if (newer) {
-    return { fromVersion, toVersion: readSchemaVersion(db), applied, warnings, newerVersion: true };
-  }
-
-  // Units 2…n: one transaction per version step, recording the version it reaches.
-  for (const step of chain.versions) {
-    if (step.version > target) break;
-    // Cheap pre-check without the lock; the transaction checks again.
-    const seen = readSchemaVersion(db);
-    if (seen === null || seen >= step.version) continue;
-    await options.transaction(`migrate:${step.name}`, () => {
-      const current = readSchemaVersion(db);
-      if (current === null || current >= step.version) return;
-      step.up(context(current));
-      db.run("UPDATE schema_version SET version = ?", [step.version]);
-      applied.push(step.name);
-    });
-  }
-  const afterSteps = readSchemaVersion(db);
-  if (afterSteps !== null && afterSteps < target) {
-    await options.transaction("migrate:version", () => {
-      const current = readSchemaVersion(db);
-      if (current !== null && current < target) {
-        db.run("UPDATE schema_version SET version = ?", [target]);
-        applied.push(`stamp-v${target}`);
+    const context: MigrationContext = {
+      db,
+      fromVersion: current,
+      onProgress: options.onProgress,
+      warn: (message) => result.warnings.push(message),
+    };
+    const runEnsure = (steps: readonly EnsureStep[]) => {
+      // Checked one by one, just before each runs: an earlier step (the core tables) can
+      // satisfy a later one's precondition. A step counts as applied only if it now holds,
+      // so a step that could not do its work (duplicate titles) is reported by its warning.
+      for (const step of steps) {
+        if (step.isSatisfied(db)) continue;
+        step.up(context);
+        if (step.isSatisfied(db)) result.applied.push(step.name);
       }
-    });
-  }
+    };
 
-  // Last unit: indexes and virtual tables that must exist.
-  if (unsatisfied(db, chain.finalize).length > 0) {
-    await options.transaction("migrate:finalize", () => runEnsure(chain.finalize, fromVersion));
-  }
+    runEnsure(chain.base);
+    if (current === null) {
+      // A file without a version row is fresh: stamped with the target and given empty search
+      // tables; no data step runs (the reference does the same).
+      db.run("INSERT INTO schema_version (version) VALUES (?)", [target]);
+      result.applied.push(`stamp-v${target}`);
+    } else if (current < target) {
+      for (const step of chain.versions) {
+        if (step.version > target) break;
+        if (current >= step.version) continue;
+        step.up(context);
+        result.applied.push(step.name);
+      }
+      db.run("UPDATE schema_version SET version = ?", [target]);
+      result.applied.push(`stamp-v${target}`);
+    }
+    runEnsure(chain.finalize);
+    return result;
+  });
+
   return {
     fromVersion,
     toVersion: readSchemaVersion(db),
-    applied,
-    warnings,
-    newerVersion: false,
+    applied: unit.applied,
+    warnings: unit.warnings,
+    newerVersion: unit.newer,
   };
 }
