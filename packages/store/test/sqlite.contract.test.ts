@@ -1,11 +1,14 @@
 import { join } from "node:path";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import { afterEach, describe } from "vitest";
+import { conversationSuite } from "./contract/conversation.js";
 import type { ContractBackend, ContractSuite } from "./contract/harness.js";
+import { messagesSuite } from "./contract/messages.js";
+import { retentionSuite } from "./contract/retention.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 // Every contract suite, run against the SQLite backend. Add new suites to this list.
-const suites: ContractSuite[] = [];
+const suites: ContractSuite[] = [messagesSuite, conversationSuite, retentionSuite];
 
 const opened: SessionStore[] = [];
 afterEach(async () => {

@@ -53,13 +53,22 @@ const bumpCountersQ = compileQuery<{ id: string; tool_calls: number }>((db) =>
     .where("id", "=", param("id")),
 );
 
-/** JSON text for a value, or a typed error for one JSON cannot hold (cycles, BigInt). */
+/**
+ * JSON text for a value that is truthy in the reference's sense (`[]`, `{}`, `""`, `0`, `false`
+ * are stored as NULL), or a typed error for a value JSON cannot hold (cycles, BigInt, functions).
+ */
 function encodeJson(name: string, value: unknown): string | null {
+  let text: string | null | undefined;
   try {
-    return jsonIfTruthy(value);
+    text = jsonIfTruthy(value);
   } catch (error) {
     throw new InvalidArgumentError(name, `${name} cannot be stored as JSON: ${(error as Error).message}`);
   }
+  // JSON.stringify returns undefined (no text at all) for functions and symbols.
+  if (text === undefined) {
+    throw new InvalidArgumentError(name, `${name} cannot be stored as JSON (got ${typeof value})`);
+  }
+  return text;
 }
 
 /** Validates an append and turns it into the row to insert (timestamp filled at write time). */
@@ -75,10 +84,11 @@ export function messageRowFor(input: AppendMessageInput): { row: InsertArgs; too
   if (tokenCount !== null && !Number.isInteger(tokenCount)) {
     throw new InvalidArgumentError("tokenCount", "tokenCount must be an integer");
   }
-  // The reference counts a list by its length, anything else given as one call; `tool` rows
-  // (results) are not calls.
+  // The reference counts a list by its length (an empty list adds 0) and anything else given as
+  // one call (an object, even an empty one, adds 1). Only `tool_calls` counts: the role does not,
+  // so a `tool` result row (which carries a tool_call_id, not tool_calls) adds 0.
   let toolCallDelta = 0;
-  if (toolCalls !== undefined && toolCalls !== null && role !== "tool") {
+  if (toolCalls !== undefined && toolCalls !== null) {
     toolCallDelta = Array.isArray(toolCalls) ? toolCalls.length : 1;
   }
   return {
@@ -114,9 +124,33 @@ export function insertMessage(ctx: StoreContext, row: InsertArgs, toolCallDelta:
   return id;
 }
 
+/**
+ * Appends one message (timestamp = now) and, in the same write unit, bumps the session's
+ * `message_count` and `tool_call_count`. An unknown session is `SESSION_NOT_FOUND`, with nothing
+ * written. Returns the new row id.
+ */
 export async function appendMessage(ctx: StoreContext, input: AppendMessageInput): Promise<number> {
   const { row, toolCallDelta } = messageRowFor(input);
   return ctx.writes.run("appendMessage", () => insertMessage(ctx, row, toolCallDelta));
+}
+
+/**
+ * Appends several messages (one agent turn) as one write unit: all are written, with their
+ * sessions' counters, or none (any invalid message or unknown session rejects the whole batch).
+ * Returns the row ids in order. Every message is validated before anything is queued.
+ */
+export async function appendMessages(
+  ctx: StoreContext,
+  batch: readonly AppendMessageInput[],
+): Promise<number[]> {
+  if (!Array.isArray(batch)) {
+    throw new InvalidArgumentError("messages", "appendMessages expects an array of messages");
+  }
+  const prepared = batch.map((m) => messageRowFor(m));
+  if (prepared.length === 0) return [];
+  return ctx.writes.run("appendMessages", () =>
+    prepared.map(({ row, toolCallDelta }) => insertMessage(ctx, row, toolCallDelta)),
+  );
 }
 
 const getMessagesQ = compileQuery<{ session_id: string }>((db) =>
@@ -128,7 +162,11 @@ const getMessagesQ = compileQuery<{ session_id: string }>((db) =>
     .orderBy("id"),
 );
 
-/** Parses stored `tool_calls` JSON; text that does not parse gives `[]`, as the reference. */
+/**
+ * Parses stored `tool_calls` JSON; text that does not parse gives `[]`, as the reference (one
+ * malformed row never breaks a page). NULL, and the empty text only a foreign writer could
+ * store, give `null`.
+ */
 export function parseToolCalls(text: string | null): MessageRow["tool_calls"] {
   if (text === null || text === "") return null;
   try {
@@ -144,6 +182,7 @@ export function toMessageRow(row: StoredMessageRow): MessageRow {
   return { ...row, tool_calls: parseToolCalls(row.tool_calls) };
 }
 
+/** Every message of a session, ordered by (timestamp, id), with `tool_calls` parsed. */
 export function getMessages(ctx: StoreContext, sessionId: string): MessageRow[] {
   const rows = ctx.conn.allOf<StoredMessageRow, { session_id: string }>(getMessagesQ, {
     session_id: requireId("sessionId", sessionId),
@@ -158,6 +197,10 @@ const resetCountersQ = compileQuery<{ id: string }>((db) =>
   db.updateTable("sessions").set({ message_count: 0, tool_call_count: 0 }).where("id", "=", param("id")),
 );
 
+/**
+ * Deletes a session's messages (the FTS triggers clean both indexes) and resets its
+ * `message_count` and `tool_call_count` to 0; token and cost counters are kept.
+ */
 export async function clearMessages(ctx: StoreContext, sessionId: string): Promise<void> {
   const id = requireId("sessionId", sessionId);
   await ctx.writes.run("clearMessages", () => {

@@ -1,6 +1,10 @@
+import { readdir, unlink } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { sql } from "kysely";
 import { InvalidArgumentError } from "../errors.js";
 import { compileQuery, param } from "../prepared-query.js";
+import { readSnapshot } from "../read-snapshot.js";
+import { stripPythonWhitespace } from "../sanitize-context.js";
 import type { StoreContext } from "../store-context.js";
 import type {
   AutoPruneOptions,
@@ -9,34 +13,232 @@ import type {
   SessionExport,
   SessionWithLastActive,
 } from "../types.js";
-import { requireId } from "../validate.js";
+import { optionalString, options, requireId } from "../validate.js";
+import { getMessages } from "./messages.js";
+import { getSession } from "./sessions.js";
 
-const todo = (name: string): never => {
-  throw new Error(`${name} is not implemented yet`);
-};
+/** Most sessions `exportAll` returns (as the reference's `search_sessions(limit=100000)`). */
+export const EXPORT_ALL_LIMIT = 100_000;
 
-export function exportSession(_ctx: StoreContext, _id: string): SessionExport | null {
-  return todo("exportSession");
+/** The `state_meta` key that records the last automatic prune (epoch seconds as text). */
+export const LAST_AUTO_PRUNE_KEY = "last_auto_prune";
+
+// Export -------------------------------------------------------------------------------------
+
+/** A session with all its messages (`getSession` + `getMessages`), or `null` when unknown. */
+export function exportSession(ctx: StoreContext, id: string): SessionExport | null {
+  const sessionId = requireId("id", id);
+  return readSnapshot(ctx, () => {
+    const session = getSession(ctx, sessionId);
+    if (session === null) return null;
+    return { ...session, messages: getMessages(ctx, sessionId) };
+  });
 }
+
+// The reference exports the rows of `search_sessions(source, limit=100000)`: every session
+// column plus `last_active` (newest message, else the start), most recently used first.
+const lastActive = sql<number>`COALESCE(m.last_active, s.started_at)`;
+const exportRowsBase = (where: "all" | "source") =>
+  compileQuery<{ source: string; limit: number }>((db) => {
+    let q = db
+      .selectFrom("sessions as s")
+      .leftJoin(
+        (eb) =>
+          eb
+            .selectFrom("messages")
+            .select(["session_id", (e) => e.fn.max("timestamp").as("last_active")])
+            .groupBy("session_id")
+            .as("m"),
+        (join) => join.onRef("m.session_id", "=", "s.id"),
+      )
+      .selectAll("s")
+      .select(lastActive.as("last_active"));
+    if (where === "source") q = q.where("s.source", "=", param("source"));
+    return q
+      .orderBy("last_active", "desc")
+      .orderBy("s.started_at", "desc")
+      .orderBy("s.id", "desc")
+      .limit(param("limit"));
+  });
+const exportRowsAllQ = exportRowsBase("all");
+const exportRowsSourceQ = exportRowsBase("source");
+
+/**
+ * Every session (or those of one `source`) with its messages, in `searchSessions` order
+ * (`last_active` descending), at most {@link EXPORT_ALL_LIMIT} sessions. One consistent snapshot.
+ */
 export function exportAll(
-  _ctx: StoreContext,
-  _o?: { source?: string },
+  ctx: StoreContext,
+  o?: { source?: string },
 ): Array<SessionWithLastActive & { messages: MessageRow[] }> {
-  return todo("exportAll");
+  // A falsy source means "all", as the reference's `if source:`.
+  const source = optionalString("source", options("options", o).source);
+  return readSnapshot(ctx, () => {
+    const rows = source
+      ? ctx.conn.allOf<SessionWithLastActive, { source: string; limit: number }>(exportRowsSourceQ, {
+          source,
+          limit: EXPORT_ALL_LIMIT,
+        })
+      : ctx.conn.allOf<SessionWithLastActive, { source: string; limit: number }>(exportRowsAllQ, {
+          source: "",
+          limit: EXPORT_ALL_LIMIT,
+        });
+    return rows.map((row) => ({ ...row, messages: getMessages(ctx, row.id) }));
+  });
 }
+
+// Delete and prune ---------------------------------------------------------------------------
+
+const sessionExistsQ = compileQuery<{ id: string }>((db) =>
+  db.selectFrom("sessions").select("id").where("id", "=", param("id")),
+);
+// Children are orphaned, never deleted: they stay reachable on their own, and the FK on
+// parent_session_id would otherwise block the delete.
+const orphanChildrenQ = compileQuery<{ id: string }>((db) =>
+  db.updateTable("sessions").set({ parent_session_id: null }).where("parent_session_id", "=", param("id")),
+);
+const deleteSessionMessagesQ = compileQuery<{ id: string }>((db) =>
+  db.deleteFrom("messages").where("session_id", "=", param("id")),
+);
+const deleteSessionRowQ = compileQuery<{ id: string }>((db) =>
+  db.deleteFrom("sessions").where("id", "=", param("id")),
+);
+
+/** Optional `sessionsDir`: a non-empty string or absent. */
+function sessionsDirOf(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  return requireId("sessionsDir", value);
+}
+
+/**
+ * Removes a deleted session's transcript files from `dir`: `<id>.json`, `<id>.jsonl` and the
+ * gateway's `request_dump_<id>_*.json`. Best-effort: a missing file or a filesystem error never
+ * fails the (already committed) delete.
+ *
+ * Unlike the reference (which globs), the id is matched literally, so an id holding `*`, `?` or
+ * `[` cannot select other sessions' dumps, and an id that is not a plain file name (`..`, `a/b`)
+ * removes nothing outside `dir`.
+ */
+async function removeSessionFiles(dir: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  let entries: string[] = [];
+  try {
+    entries = await readdir(dir);
+  } catch {
+    // Not a directory, missing, unreadable: nothing to clean.
+    return;
+  }
+  const present = new Set(entries);
+  const doomed: string[] = [];
+  for (const id of ids) {
+    for (const name of [`${id}.json`, `${id}.jsonl`]) {
+      if (basename(name) === name && present.has(name)) doomed.push(name);
+    }
+    const dumpPrefix = `request_dump_${id}_`;
+    if (basename(dumpPrefix) !== dumpPrefix) continue;
+    for (const name of entries) {
+      if (name.startsWith(dumpPrefix) && name.endsWith(".json")) doomed.push(name);
+    }
+  }
+  await Promise.all(doomed.map((name) => unlink(join(dir, name)).catch(() => {})));
+}
+
+/**
+ * Deletes a session and its messages in one write unit, orphaning (not deleting) its children;
+ * then, with `sessionsDir`, removes its transcript files. `false` for an unknown session.
+ */
 export async function deleteSession(
-  _ctx: StoreContext,
-  _id: string,
-  _o?: { sessionsDir?: string },
+  ctx: StoreContext,
+  id: string,
+  o?: { sessionsDir?: string },
 ): Promise<boolean> {
-  return todo("deleteSession");
+  const sessionId = requireId("id", id);
+  const dir = sessionsDirOf(options("options", o).sessionsDir);
+  const deleted = await ctx.writes.run("deleteSession", () => {
+    if (ctx.conn.getOf(sessionExistsQ, { id: sessionId }) === undefined) return false;
+    ctx.conn.runOf(orphanChildrenQ, { id: sessionId });
+    ctx.conn.runOf(deleteSessionMessagesQ, { id: sessionId });
+    ctx.conn.runOf(deleteSessionRowQ, { id: sessionId });
+    return true;
+  });
+  if (deleted && dir !== null) await removeSessionFiles(dir, [sessionId]);
+  return deleted;
 }
+
+// Only ended sessions are candidates (an active one may still be written), aged by start time.
+const pruneCandidatesQ = compileQuery<{ cutoff: number }>((db) =>
+  db
+    .selectFrom("sessions")
+    .select("id")
+    .where("started_at", "<", param("cutoff"))
+    .where("ended_at", "is not", null),
+);
+const pruneCandidatesSourceQ = compileQuery<{ cutoff: number; source: string }>((db) =>
+  db
+    .selectFrom("sessions")
+    .select("id")
+    .where("started_at", "<", param("cutoff"))
+    .where("ended_at", "is not", null)
+    .where("source", "=", param("source")),
+);
+// The candidate set is variable in size; one JSON array parameter keeps each statement compiled
+// and prepared once.
+const idsIn = sql<string>`(SELECT value FROM json_each(${param("ids")}))`;
+const orphanChildrenOfQ = compileQuery<{ ids: string }>((db) =>
+  db.updateTable("sessions").set({ parent_session_id: null }).where("parent_session_id", "in", idsIn),
+);
+const deleteMessagesOfQ = compileQuery<{ ids: string }>((db) =>
+  db.deleteFrom("messages").where("session_id", "in", idsIn),
+);
+const deleteSessionsQ = compileQuery<{ ids: string }>((db) =>
+  db.deleteFrom("sessions").where("id", "in", idsIn),
+);
+
+/** A finite, non-negative number of days or hours, or the default when absent. */
+function duration(name: string, value: unknown, fallback: number): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+    throw new InvalidArgumentError(name, `${name} must be a finite, non-negative number`);
+  }
+  return value;
+}
+
+/**
+ * Deletes ended sessions that started more than `olderThanDays` (default 90) days ago,
+ * optionally of one `source`, with their messages, in one write unit; sessions whose parent is
+ * pruned are orphaned, never deleted. Active sessions are never pruned. With `sessionsDir`, the
+ * pruned sessions' transcript files are removed afterwards. Returns the number pruned.
+ */
 export async function pruneSessions(
-  _ctx: StoreContext,
-  _o?: { olderThanDays?: number; source?: string; sessionsDir?: string },
+  ctx: StoreContext,
+  o?: { olderThanDays?: number; source?: string; sessionsDir?: string },
 ): Promise<number> {
-  return todo("pruneSessions");
+  const opts = options("options", o);
+  const days = duration("olderThanDays", opts.olderThanDays, 90);
+  const source = optionalString("source", opts.source);
+  const dir = sessionsDirOf(opts.sessionsDir);
+  const removed = await ctx.writes.run("pruneSessions", () => {
+    const cutoff = ctx.now() - days * 86_400;
+    const rows = source
+      ? ctx.conn.allOf<{ id: string }, { cutoff: number; source: string }>(pruneCandidatesSourceQ, {
+          cutoff,
+          source,
+        })
+      : ctx.conn.allOf<{ id: string }, { cutoff: number }>(pruneCandidatesQ, { cutoff });
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id);
+    const args = { ids: JSON.stringify(ids) };
+    ctx.conn.runOf(orphanChildrenOfQ, args);
+    ctx.conn.runOf(deleteMessagesOfQ, args);
+    ctx.conn.runOf(deleteSessionsQ, args);
+    return ids;
+  });
+  // Files go after COMMIT: a filesystem problem must never undo or block the database change.
+  if (dir !== null) await removeSessionFiles(dir, removed);
+  return removed.length;
 }
+
+// Metadata -----------------------------------------------------------------------------------
 
 const getMetaQ = compileQuery<{ key: string }>((db) =>
   db.selectFrom("state_meta").select("value").where("key", "=", param("key")),
@@ -48,6 +250,7 @@ const setMetaQ = compileQuery<{ key: string; value: string }>((db) =>
     .onConflict((oc) => oc.column("key").doUpdateSet({ value: sql`excluded.value` })),
 );
 
+/** The value stored under `key` in `state_meta`, or `null`. */
 export function getMeta(ctx: StoreContext, key: string): string | null {
   const row = ctx.conn.getOf<{ value: string | null }, { key: string }>(getMetaQ, {
     key: requireId("key", key),
@@ -55,6 +258,7 @@ export function getMeta(ctx: StoreContext, key: string): string | null {
   return row?.value ?? null;
 }
 
+/** Stores `value` under `key` in `state_meta` (insert or replace). */
 export async function setMeta(ctx: StoreContext, key: string, value: string): Promise<void> {
   const args = { key: requireId("key", key), value };
   if (typeof value !== "string") {
@@ -65,12 +269,99 @@ export async function setMeta(ctx: StoreContext, key: string, value: string): Pr
   });
 }
 
-export async function vacuum(_ctx: StoreContext): Promise<void> {
-  return todo("vacuum");
+// Space reclamation --------------------------------------------------------------------------
+
+/**
+ * Rewrites the file to reclaim the pages freed by deletes: a best-effort TRUNCATE checkpoint,
+ * then `VACUUM`, then another best-effort TRUNCATE so the rewritten pages do not linger in the
+ * WAL.
+ *
+ * VACUUM cannot run inside a transaction, so it is queued as an exclusive unit: it runs after
+ * every earlier write of this store has settled, before any later one starts, and waits on
+ * timers (like any write) while another connection holds the lock, up to the write deadline.
+ */
+export async function vacuum(ctx: StoreContext): Promise<void> {
+  await ctx.writes.exclusive("vacuum", () => {
+    ctx.writes.checkpoint("TRUNCATE");
+    ctx.conn.exec("VACUUM");
+    ctx.writes.checkpoint("TRUNCATE");
+  });
 }
+
+// Python's `float()` on text: a sign, digits with single `_` between them, an optional fraction
+// and exponent, or `inf`/`infinity`/`nan`, inside Python whitespace.
+const DIGITS = String.raw`\d(?:_?\d)*`;
+const PY_FLOAT = new RegExp(
+  `^[+-]?(?:(?:${DIGITS}(?:\\.(?:${DIGITS})?)?|\\.${DIGITS})(?:[eE][+-]?${DIGITS})?|inf(?:inity)?|nan)$`,
+  "i",
+);
+
+/** `float(text)` as Python parses it, or `null` where Python raises `ValueError`. */
+export function parsePythonFloat(text: string): number | null {
+  const t = stripPythonWhitespace(text);
+  if (!PY_FLOAT.test(t)) return null;
+  const unsigned = t.replace(/^[+-]/, "").toLowerCase();
+  const sign = t.startsWith("-") ? -1 : 1;
+  if (unsigned === "nan") return Number.NaN;
+  if (unsigned === "inf" || unsigned === "infinity") return sign * Number.POSITIVE_INFINITY;
+  return Number(t.replace(/_/g, ""));
+}
+
+/** `str(x)` of a Python float for epoch timestamps: integral values keep a `.0`. */
+export function pythonFloatText(value: number): string {
+  return Number.isInteger(value) && Math.abs(value) < 1e16 ? `${value}.0` : String(value);
+}
+
+/**
+ * Startup housekeeping: prunes ended sessions older than `retentionDays` (default 90) and, when
+ * something was pruned and `vacuum` is not `false`, runs {@link vacuum} — at most once per
+ * `minIntervalHours` (default 24), across processes, as recorded in `state_meta`
+ * `last_auto_prune`. Never throws: failures come back in `error`.
+ *
+ * `last_auto_prune` semantics are the reference's: a value that does not parse as a float is
+ * treated as absent; the time is recorded after every run that got past pruning, even when
+ * nothing was pruned (so restarts within the interval do not rescan); a failed VACUUM is not an
+ * error (the prune stands); a failed prune records nothing.
+ */
 export async function maybeAutoPruneAndVacuum(
-  _ctx: StoreContext,
-  _o?: AutoPruneOptions,
+  ctx: StoreContext,
+  o?: AutoPruneOptions,
 ): Promise<AutoPruneResult> {
-  return todo("maybeAutoPruneAndVacuum");
+  const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
+  try {
+    const opts = options("options", o);
+    const retentionDays = duration("retentionDays", opts.retentionDays, 90);
+    const minIntervalHours = duration("minIntervalHours", opts.minIntervalHours, 24);
+    if (opts.vacuum !== undefined && typeof opts.vacuum !== "boolean") {
+      throw new InvalidArgumentError("vacuum", "vacuum must be a boolean");
+    }
+    const sessionsDir = sessionsDirOf(opts.sessionsDir);
+
+    const lastRaw = getMeta(ctx, LAST_AUTO_PRUNE_KEY);
+    const now = ctx.now();
+    if (lastRaw) {
+      const last = parsePythonFloat(lastRaw);
+      // NaN compares false, so a stored "nan" never skips (as in the reference).
+      if (last !== null && now - last < minIntervalHours * 3600) {
+        result.skipped = true;
+        return result;
+      }
+    }
+    result.pruned = await pruneSessions(ctx, {
+      olderThanDays: retentionDays,
+      ...(sessionsDir === null ? {} : { sessionsDir }),
+    });
+    if (opts.vacuum !== false && result.pruned > 0) {
+      try {
+        await vacuum(ctx);
+        result.vacuumed = true;
+      } catch {
+        // Space is reclaimed next time; the prune itself is committed and stands.
+      }
+    }
+    await setMeta(ctx, LAST_AUTO_PRUNE_KEY, pythonFloatText(now));
+  } catch (error) {
+    result.error = error instanceof Error ? error.message : String(error);
+  }
+  return result;
 }
