@@ -18,6 +18,33 @@ export {
   SessionStore,
   type StoreStats,
 } from "./session-store.js";
+export {
+  type AnthropicContentBlock,
+  type AnthropicConversation,
+  type AnthropicMessage,
+  toAnthropicMessages,
+} from "./portable/anthropic-format.js";
+export type { ConversationWindow, ConversationWindowOptions } from "./portable/conversation-window.js";
+export {
+  type ExportReport,
+  type JsonlDestination,
+  sessionsToJsonl,
+  writeJsonl,
+} from "./portable/export-jsonl.js";
+export type { ExportStreamOptions } from "./portable/export-stream.js";
+export type { ForkSessionOptions } from "./portable/fork-session.js";
+export { ImportInvalidError, type InvalidImportLine } from "./portable/import-invalid-error.js";
+export type { ImportReport, ImportSessionsOptions, ImportSource } from "./portable/import-sessions.js";
+export type { IterMessagesOptions } from "./portable/iter-messages.js";
+export {
+  JSONL_FORMAT,
+  JSONL_VERSION,
+  type JsonlHeader,
+  type PortableSession,
+} from "./portable/jsonl-format.js";
+export type { Lineage, LineageLinkKind, LineageNode } from "./portable/lineage.js";
+export { type RenderableSession, sessionToMarkdown } from "./portable/markdown-format.js";
+export type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
 export { resolveStatePath } from "./state-path.js";
 export type {
   AppendMessageInput,

@@ -26,6 +26,17 @@ import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
+import type { AnthropicConversation } from "./portable/anthropic-format.js";
+import type { ConversationWindow, ConversationWindowOptions } from "./portable/conversation-window.js";
+import type { ExportReport, JsonlDestination } from "./portable/export-jsonl.js";
+import type { ExportStreamOptions } from "./portable/export-stream.js";
+import type { ForkSessionOptions } from "./portable/fork-session.js";
+import type { ImportReport, ImportSessionsOptions, ImportSource } from "./portable/import-sessions.js";
+import type { IterMessagesOptions } from "./portable/iter-messages.js";
+import type { PortableSession } from "./portable/jsonl-format.js";
+import type { Lineage } from "./portable/lineage.js";
+import * as portable from "./portable/store-methods.js";
+import type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
 import type { StoreContext } from "./store-context.js";
 import type {
   AppendMessageInput,
@@ -281,6 +292,70 @@ export class SessionStore {
   }
   async maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
     return retention.maybeAutoPruneAndVacuum(this.#use(), o);
+  }
+
+  // Portability: streaming export and import, bounded reads, forks, lineage, usage ---------
+
+  /**
+   * Every matching session with its messages (rows as stored, `tool_calls` as JSON text), one
+   * session at a time, from one consistent snapshot, paging through the database.
+   */
+  exportStream(o?: ExportStreamOptions): AsyncIterable<PortableSession> {
+    const ctx = this.#use();
+    portable.exportFilter(o);
+    return this.#guard(portable.exportStream(ctx, o));
+  }
+  /** Writes the JSONL interchange format (header line, then one session per line) in constant memory. */
+  async exportJsonl(destination: JsonlDestination, o?: ExportStreamOptions): Promise<ExportReport> {
+    return portable.exportJsonl(this.#use(), destination, o);
+  }
+  /** A Markdown rendering of a session, or `null` for an unknown session. */
+  async exportSessionMarkdown(id: string): Promise<string | null> {
+    return portable.exportSessionMarkdown(this.#use(), id);
+  }
+  /** Imports sessions from a JSONL file or an iterable; idempotent, parents before children. */
+  async importSessions(source: ImportSource, o?: ImportSessionsOptions): Promise<ImportReport> {
+    return portable.importSessions(this.#use(), source, o);
+  }
+  /** A session's messages page by page (cursor `afterId`), in conversation order. */
+  iterMessages(sessionId: string, o?: IterMessagesOptions): AsyncIterable<MessageRow> {
+    return this.#guard(portable.iterMessages(this.#use(), sessionId, o));
+  }
+  /** The last messages of a session, bounded by count and tokens, without reading the rest. */
+  async getConversationWindow(sessionId: string, o?: ConversationWindowOptions): Promise<ConversationWindow> {
+    return this.#read((ctx) => portable.getConversationWindow(ctx, sessionId, o));
+  }
+  /** The conversation in the Anthropic Messages shape (`system` apart, tool blocks). */
+  async getMessagesAsAnthropic(
+    sessionId: string,
+    o?: { includeAncestors?: boolean },
+  ): Promise<AnthropicConversation> {
+    return this.#read((ctx) => portable.getMessagesAsAnthropic(ctx, sessionId, o));
+  }
+  /** Forks a session inside the database (messages up to `atMessageId`); returns the new row. */
+  async forkSession(id: string, o?: ForkSessionOptions): Promise<SessionRow> {
+    return portable.forkSession(this.#use(), id, o);
+  }
+  /** Ancestors and descendants of a session with the kind of each link, or `null`. */
+  async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
+    return this.#read((ctx) => portable.getLineage(ctx, id, o));
+  }
+  /** Sessions, messages, tokens and cost grouped by source, model or day. */
+  async usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]> {
+    return this.#read((ctx) => portable.usageStats(ctx, o));
+  }
+
+  /** Turns a failure after `close()` into `STORE_CLOSED` for long-lived iterables. */
+  async *#guard<T>(source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
+    try {
+      for await (const item of source) {
+        yield item;
+        if (this.#closed) throw new StoreClosedError();
+      }
+    } catch (error) {
+      if (this.#closed) throw error instanceof StoreClosedError ? error : new StoreClosedError();
+      throw error;
+    }
   }
 
   // Lifecycle -------------------------------------------------------------------------------

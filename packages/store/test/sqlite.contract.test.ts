@@ -4,11 +4,12 @@ import { afterEach, describe } from "vitest";
 import { conversationSuite } from "./contract/conversation.js";
 import type { ContractBackend, ContractSuite } from "./contract/harness.js";
 import { messagesSuite } from "./contract/messages.js";
+import { portableSuite } from "./contract/portable.js";
 import { retentionSuite } from "./contract/retention.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 // Every contract suite, run against the SQLite backend. Add new suites to this list.
-const suites: ContractSuite[] = [messagesSuite, conversationSuite, retentionSuite];
+const suites: ContractSuite[] = [messagesSuite, conversationSuite, retentionSuite, portableSuite];
 
 const opened: SessionStore[] = [];
 afterEach(async () => {

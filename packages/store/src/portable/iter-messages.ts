@@ -1,0 +1,77 @@
+import { setImmediate as nextTick } from "node:timers/promises";
+import type { MessageRow as StoredMessageRow } from "@hermes/schema";
+import { InvalidArgumentError } from "../errors.js";
+import { toMessageRow } from "../operations/messages.js";
+import type { StoreContext } from "../store-context.js";
+import type { MessageRow } from "../types.js";
+import { nonNegativeInt, options, requireId } from "../validate.js";
+import { MESSAGE_COLUMN_SQL } from "./jsonl-format.js";
+
+/** Options of `iterMessages`. */
+export interface IterMessagesOptions {
+  /** Start after this message (a cursor: the `id` of the last message already seen). */
+  afterId?: number;
+  /** Yield at most this many messages (default: all). */
+  limit?: number;
+  /** Messages read per query (default 500). */
+  pageSize?: number;
+}
+
+// Keyset pagination in conversation order (timestamp, id), along idx_messages_session: every
+// page is an index range scan, so reading page 1,000 costs what page 1 costs.
+const PAGE_SQL = `SELECT ${MESSAGE_COLUMN_SQL} FROM messages
+  WHERE session_id = :session_id AND timestamp >= :after_t AND (timestamp > :after_t OR id > :after_id)
+  ORDER BY timestamp, id LIMIT :limit`;
+const CURSOR_SQL = "SELECT timestamp FROM messages WHERE id = ? AND session_id = ?";
+
+/**
+ * The messages of a session in conversation order (`timestamp`, then `id`, as `getMessages`),
+ * read page by page: memory holds one page, and the event loop runs between pages. Rows are
+ * those of `getMessages` (`tool_calls` parsed). Resume from a cursor with `afterId`.
+ *
+ * @example
+ * let cursor: number | undefined
+ * for await (const m of store.iterMessages(id, { limit: 50 })) cursor = m.id   // first page
+ * for await (const m of store.iterMessages(id, { afterId: cursor, limit: 50 })) …  // next page
+ */
+export function iterMessages(
+  ctx: StoreContext,
+  sessionId: string,
+  o?: IterMessagesOptions,
+): AsyncIterable<MessageRow> {
+  const id = requireId("sessionId", sessionId);
+  const opts = options("options", o);
+  const limit = nonNegativeInt("limit", opts.limit, Number.MAX_SAFE_INTEGER);
+  const pageSize = nonNegativeInt("pageSize", opts.pageSize, 500, 100_000);
+  if (pageSize === 0) throw new InvalidArgumentError("pageSize", "pageSize must be at least 1");
+  const afterId = opts.afterId;
+  if (afterId !== undefined && (typeof afterId !== "number" || !Number.isSafeInteger(afterId))) {
+    throw new InvalidArgumentError("afterId", "afterId must be an integer message id");
+  }
+  return (async function* () {
+    let afterT = Number.NEGATIVE_INFINITY;
+    let cursorId = 0;
+    if (afterId !== undefined) {
+      const row = ctx.conn.get<{ timestamp: number }>(CURSOR_SQL, [afterId, id]);
+      if (row === undefined) {
+        throw new InvalidArgumentError("afterId", `message ${afterId} is not a message of session ${id}`);
+      }
+      afterT = row.timestamp;
+      cursorId = afterId;
+    }
+    let left = limit;
+    while (left > 0) {
+      const n = Math.min(pageSize, left);
+      const page = ctx.conn.all<StoredMessageRow>(PAGE_SQL, [
+        { session_id: id, after_t: afterT, after_id: cursorId, limit: n },
+      ]);
+      for (const row of page) yield toMessageRow(row);
+      left -= page.length;
+      if (page.length < n) return;
+      const last = page[page.length - 1]!;
+      afterT = last.timestamp;
+      cursorId = last.id;
+      await nextTick();
+    }
+  })();
+}

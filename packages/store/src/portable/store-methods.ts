@@ -1,0 +1,42 @@
+import { getMessagesAsConversation } from "../operations/conversation.js";
+import { readSnapshot } from "../read-snapshot.js";
+import type { StoreContext } from "../store-context.js";
+import { requireId } from "../validate.js";
+import { type AnthropicConversation, toAnthropicMessages } from "./anthropic-format.js";
+import { exportStream } from "./export-stream.js";
+import { sessionToMarkdown } from "./markdown-format.js";
+
+export { getConversationWindow } from "./conversation-window.js";
+export { exportJsonl } from "./export-jsonl.js";
+export { exportFilter, exportStream } from "./export-stream.js";
+export { forkSession } from "./fork-session.js";
+export { importSessions } from "./import-sessions.js";
+export { iterMessages } from "./iter-messages.js";
+export { getLineage } from "./lineage.js";
+export { usageStats } from "./usage-stats.js";
+
+const SYSTEM_PROMPT_SQL = "SELECT system_prompt FROM sessions WHERE id = ?";
+
+/**
+ * The session's conversation in the Anthropic Messages shape: its system prompt apart, tool
+ * calls and results as `tool_use`/`tool_result` blocks (see `toAnthropicMessages`). Built on
+ * `getMessagesAsConversation`, so content is cleaned the same way. Unknown session: no messages.
+ */
+export function getMessagesAsAnthropic(
+  ctx: StoreContext,
+  sessionId: string,
+  o?: { includeAncestors?: boolean },
+): AnthropicConversation {
+  const id = requireId("sessionId", sessionId);
+  return readSnapshot(ctx, () => {
+    const row = ctx.conn.get<{ system_prompt: string | null }>(SYSTEM_PROMPT_SQL, [id]);
+    return toAnthropicMessages(getMessagesAsConversation(ctx, id, o), row?.system_prompt ?? null);
+  });
+}
+
+/** A Markdown rendering of one session (`sessionToMarkdown`), or `null` for an unknown session. */
+export async function exportSessionMarkdown(ctx: StoreContext, id: string): Promise<string | null> {
+  const sessionId = requireId("id", id);
+  for await (const s of exportStream(ctx, { sessionIds: [sessionId] })) return sessionToMarkdown(s);
+  return null;
+}
