@@ -3,13 +3,24 @@ import { openSessionStore, type SessionStore } from "@hermes/store";
 import { afterEach, describe } from "vitest";
 import { conversationSuite } from "./contract/conversation.js";
 import type { ContractBackend, ContractSuite } from "./contract/harness.js";
+import { listingContract } from "./contract/listing.js";
 import { messagesSuite } from "./contract/messages.js";
 import { portableSuite } from "./contract/portable.js";
 import { retentionSuite } from "./contract/retention.js";
+import { sessionsContract } from "./contract/sessions.js";
+import { titlesContract } from "./contract/titles.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 // Every contract suite, run against the SQLite backend. Add new suites to this list.
-const suites: ContractSuite[] = [messagesSuite, conversationSuite, retentionSuite, portableSuite];
+const suites: ContractSuite[] = [
+  sessionsContract,
+  titlesContract,
+  listingContract,
+  messagesSuite,
+  conversationSuite,
+  retentionSuite,
+  portableSuite,
+];
 
 const opened: SessionStore[] = [];
 afterEach(async () => {

@@ -4,15 +4,14 @@ import { InvalidArgumentError, TitleConflictError } from "../errors.js";
 import { compileQuery, param } from "../prepared-query.js";
 import { sanitizeTitle } from "../sanitize-title.js";
 import type { StoreContext } from "../store-context.js";
-import { requireId } from "../validate.js";
+import { optionalString, requireId } from "../validate.js";
 import { escapeLike } from "./sessions.js";
 
 /** A title argument of a lookup: any string (lookups are exact and never sanitized). */
 function titleArgument(name: string, value: unknown): string {
-  if (typeof value !== "string") {
-    throw new InvalidArgumentError(name, `${name} must be a string`);
-  }
-  return value;
+  const text = typeof value === "string" ? optionalString(name, value) : null;
+  if (text === null) throw new InvalidArgumentError(name, `${name} must be a string`);
+  return text;
 }
 
 const titleHolderQ = compileQuery<{ title: string; id: string }>((db) =>
@@ -44,10 +43,8 @@ const setTitleQ = compileQuery<{ id: string; title: string | null }>((db) =>
  */
 export async function setSessionTitle(ctx: StoreContext, id: string, title: string | null): Promise<boolean> {
   const sessionId = requireId("id", id);
-  if (title !== null && title !== undefined && typeof title !== "string") {
-    throw new InvalidArgumentError("title", "title must be a string or null");
-  }
-  const clean = sanitizeTitle(title);
+  // Type, size and well-formed UTF-16 first (a lone surrogate would be stored as U+FFFD).
+  const clean = sanitizeTitle(optionalString("title", title));
   return ctx.writes.run("setSessionTitle", () => {
     if (clean !== null) {
       const holder = ctx.conn.getOf<{ id: string }, { title: string; id: string }>(titleHolderQ, {
