@@ -1,4 +1,22 @@
 export { CJK_RANGES, containsCjk, countCjk, isCjkCodePoint } from "./cjk.js";
+export { cjkGramDocument, cjkGramToken } from "./cjk-index/cjk-grams.js";
+export {
+  backfillCjkChunk,
+  CJK_INDEX_DDL,
+  CJK_INDEX_TABLE,
+  CJK_INDEX_TRIGGERS,
+  CJK_QUEUE_TABLE,
+  CJK_STATE_TABLE,
+  type CjkBackfillState,
+  type CjkIndexPresence,
+  cjkBackfillState,
+  cjkIndexPresence,
+  cjkQueueDepth,
+  cjkQueuePending,
+  createCjkIndex,
+  drainCjkQueue,
+  dropCjkIndex,
+} from "./cjk-index/cjk-index.js";
 export { FTS_TABLE, FTS_TABLES, FTS_TRIGGERS, ftsTableScript, TRIGRAM_TABLE } from "./fts-ddl.js";
 export {
   ensureFtsStep,
@@ -6,4 +24,62 @@ export {
   v10TrigramStep,
   v11FtsReindexStep,
 } from "./migrations/search-schema.js";
+export {
+  compileFtsQuery,
+  ftsTerm,
+  hasWordCharacter,
+  lexFtsQuery,
+  parseFtsQuery,
+} from "./query/compile-fts-query.js";
+export {
+  lexCjkQuery,
+  planSearch,
+  type RowSet,
+  type SearchIndexName,
+  type SearchPlan,
+} from "./query/plan-search.js";
+export {
+  parseQueryTokens,
+  positiveTerms,
+  type QueryAnd,
+  type QueryNode,
+  type QueryNot,
+  type QueryOperator,
+  type QueryOr,
+  type QueryTerm,
+  type QueryToken,
+  queryTerms,
+  renderFts5,
+  repairOperators,
+} from "./query/query-ast.js";
+export {
+  firstCodePoints,
+  type RunSearchOptions,
+  runSearch,
+  type SearchContextMessage,
+  type SearchHit,
+  searchContext,
+  substringExcerpt,
+} from "./run-search.js";
 export { pyStrip, sanitizeFts5Query } from "./sanitize-fts5-query.js";
+export {
+  CJK_INDEX_CHUNK,
+  catchUpCjkIndex,
+  rebuildSearchIndexes,
+  type SearchIndexProgress,
+  type SearchIndexReport,
+  type SearchIndexStatus,
+  verifySearchIndexes,
+} from "./search-index-maintenance.js";
+export { SEARCH_LIMITS, searchLimitViolation } from "./search-limits.js";
+export {
+  CONTEXT_SQL,
+  filterSql,
+  likePattern,
+  likeSearchSql,
+  rankedSearchSql,
+  rowSetParams,
+  rowSetSql,
+  type SearchFilters,
+  substringSearchSql,
+} from "./search-sql.js";

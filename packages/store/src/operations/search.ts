@@ -1,10 +1,82 @@
+import {
+  catchUpCjkIndex,
+  planSearch,
+  rebuildSearchIndexes,
+  runSearch,
+  SEARCH_LIMITS,
+  type SearchIndexProgress,
+  type SearchIndexReport,
+  searchLimitViolation,
+  verifySearchIndexes,
+} from "@hermes/search";
+import { InvalidArgumentError } from "../errors.js";
+import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
 import type { SearchHit, SearchMessagesOptions } from "../types.js";
+import { nonNegativeInt, optionalStringArray, options } from "../validate.js";
 
+function transaction(ctx: StoreContext) {
+  return <T>(label: string, fn: () => T): Promise<T> => ctx.writes.run(label, fn);
+}
+
+/**
+ * Full-text search over every message ([search_messages]); see `@hermes/search` for how a
+ * query is planned. Queries are limited by `SEARCH_LIMITS` (`INVALID_ARGUMENT` beyond them).
+ * A query with one- or two-character CJK terms first brings the short-CJK index up to date
+ * (creating it on first use), in short write transactions.
+ */
 export async function searchMessages(
-  _ctx: StoreContext,
-  _query: string,
-  _o?: SearchMessagesOptions,
+  ctx: StoreContext,
+  query: string,
+  o?: SearchMessagesOptions,
 ): Promise<SearchHit[]> {
-  throw new Error("searchMessages is not implemented yet");
+  if (typeof query !== "string") {
+    throw new InvalidArgumentError("query", "query must be a string");
+  }
+  const opts = options("options", o);
+  const sourceFilter = optionalStringArray("sourceFilter", opts.sourceFilter);
+  const excludeSources = optionalStringArray("excludeSources", opts.excludeSources);
+  const roleFilter = optionalStringArray("roleFilter", opts.roleFilter);
+  const limit = nonNegativeInt("limit", opts.limit, 20, SEARCH_LIMITS.maxLimit);
+  const offset = nonNegativeInt("offset", opts.offset, 0);
+  const tooLong = searchLimitViolation(query, null);
+  if (tooLong !== null) throw new InvalidArgumentError("query", tooLong);
+  const plan = planSearch(query);
+  const violation = searchLimitViolation(query, plan);
+  if (violation !== null) throw new InvalidArgumentError("query", violation);
+  if (plan.kind === "empty") return [];
+
+  try {
+    if (plan.kind === "substring" && plan.usesCjkIndex) {
+      await catchUpCjkIndex(ctx.conn, transaction(ctx));
+    }
+    return runSearch(ctx.conn, plan, { sourceFilter, excludeSources, roleFilter, limit, offset });
+  } catch (error) {
+    throw mapSqliteError(error, ctx.path);
+  }
+}
+
+/** State of every search index (reference FTS5 tables and the short-CJK index). */
+export async function verifySearchIndex(ctx: StoreContext): Promise<SearchIndexReport> {
+  try {
+    return await verifySearchIndexes(ctx.conn, transaction(ctx));
+  } catch (error) {
+    throw mapSqliteError(error, ctx.path);
+  }
+}
+
+/** Rebuilds every search index from `messages`, reporting progress per index. */
+export async function rebuildSearchIndex(
+  ctx: StoreContext,
+  o?: { onProgress?: (progress: SearchIndexProgress) => void },
+): Promise<void> {
+  const opts = options("options", o);
+  if (opts.onProgress !== undefined && typeof opts.onProgress !== "function") {
+    throw new InvalidArgumentError("onProgress", "onProgress must be a function");
+  }
+  try {
+    await rebuildSearchIndexes(ctx.conn, transaction(ctx), opts.onProgress);
+  } catch (error) {
+    throw mapSqliteError(error, ctx.path);
+  }
 }

@@ -1,0 +1,169 @@
+import type { SqlExecutor } from "@hermes/schema";
+import { objectExists } from "@hermes/schema";
+import { cjkGramDocument } from "./cjk-grams.js";
+
+/**
+ * The short-CJK index: an index of our own that serves one- and two-character CJK terms,
+ * which neither reference table can (unicode61 keeps a run of CJK text as one token; trigram
+ * needs three characters), so the reference scans every message with `LIKE`.
+ *
+ * - `hermes_search_cjk`: a contentless FTS5 table (`detail=none`, rowid = `messages.id`) whose
+ *   words are the CJK unigrams and bigrams of each message ({@link cjkGramDocument}). Contentless
+ *   with `detail=none` keeps it small: a posting is a rowid delta.
+ * - `hermes_search_queue`: ids of messages inserted, changed or deleted since the index last
+ *   caught up, filled by plain-SQL triggers. The triggers call no function of ours, so the
+ *   reference (or any SQLite client) can keep writing `messages`; we catch up from the queue
+ *   before a query needs the index.
+ * - `hermes_search_state`: backfill progress, so a build interrupted midway resumes.
+ *
+ * None of this exists in a fresh file: it is created the first time a short CJK term is
+ * searched (or by `rebuildSearchIndex`), which keeps new files and the reference's own files
+ * schema-identical to the reference until then. The reference ignores these objects.
+ */
+export const CJK_INDEX_TABLE = "hermes_search_cjk";
+export const CJK_QUEUE_TABLE = "hermes_search_queue";
+export const CJK_STATE_TABLE = "hermes_search_state";
+
+/** The statements that create the short-CJK index (all `IF NOT EXISTS`). */
+export const CJK_INDEX_DDL: Readonly<Record<string, string>> = {
+  [CJK_INDEX_TABLE]: `CREATE VIRTUAL TABLE IF NOT EXISTS ${CJK_INDEX_TABLE} USING fts5(grams, content='', contentless_delete=1, detail=none, tokenize='ascii')`,
+  [CJK_QUEUE_TABLE]: `CREATE TABLE IF NOT EXISTS ${CJK_QUEUE_TABLE} (message_id INTEGER NOT NULL)`,
+  [CJK_STATE_TABLE]: `CREATE TABLE IF NOT EXISTS ${CJK_STATE_TABLE} (key TEXT PRIMARY KEY, value INTEGER NOT NULL)`,
+};
+
+/** Plain-SQL triggers that queue every change of `messages` for the short-CJK index. */
+export const CJK_INDEX_TRIGGERS: Readonly<Record<string, string>> = {
+  hermes_search_queue_insert: `CREATE TRIGGER IF NOT EXISTS hermes_search_queue_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO ${CJK_QUEUE_TABLE}(message_id) VALUES (new.id);
+END`,
+  hermes_search_queue_update: `CREATE TRIGGER IF NOT EXISTS hermes_search_queue_update AFTER UPDATE OF id, content, tool_calls, tool_name ON messages BEGIN
+    INSERT INTO ${CJK_QUEUE_TABLE}(message_id) VALUES (old.id);
+    INSERT INTO ${CJK_QUEUE_TABLE}(message_id) VALUES (new.id);
+END`,
+  hermes_search_queue_delete: `CREATE TRIGGER IF NOT EXISTS hermes_search_queue_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO ${CJK_QUEUE_TABLE}(message_id) VALUES (old.id);
+END`,
+};
+
+/** How far the short-CJK index is built. */
+export type CjkIndexPresence = "absent" | "partial" | "present";
+
+/** Whether the index objects exist: all of them, some of them (damaged), or none. */
+export function cjkIndexPresence(db: SqlExecutor): CjkIndexPresence {
+  const names = [...Object.keys(CJK_INDEX_DDL), ...Object.keys(CJK_INDEX_TRIGGERS)];
+  const rows = db.all<{ name: string }>(
+    `SELECT name FROM sqlite_master WHERE name IN (${names.map(() => "?").join(", ")})`,
+    names,
+  );
+  if (rows.length === 0) return "absent";
+  return rows.length === names.length ? "present" : "partial";
+}
+
+/**
+ * Creates whatever is missing of the index and records the backfill range (every message up
+ * to the current last id); messages written from now on reach the queue through the
+ * triggers. Run inside one write transaction, so no message falls between the two.
+ */
+export function createCjkIndex(db: SqlExecutor): void {
+  for (const sql of Object.values(CJK_INDEX_DDL)) db.exec(sql);
+  for (const sql of Object.values(CJK_INDEX_TRIGGERS)) db.exec(sql);
+  const max = db.get<{ hi: number | null }>("SELECT MAX(id) AS hi FROM messages")?.hi ?? 0;
+  db.run(`INSERT OR IGNORE INTO ${CJK_STATE_TABLE}(key, value) VALUES ('backfill_next', 0)`);
+  db.run(`INSERT OR IGNORE INTO ${CJK_STATE_TABLE}(key, value) VALUES ('backfill_end', ?)`, [max]);
+}
+
+/** Drops every object of the index (the triggers first, so no write ever meets a missing table). */
+export function dropCjkIndex(db: SqlExecutor): void {
+  for (const name of Object.keys(CJK_INDEX_TRIGGERS)) db.exec(`DROP TRIGGER IF EXISTS ${name}`);
+  for (const name of Object.keys(CJK_INDEX_DDL)) db.exec(`DROP TABLE IF EXISTS ${name}`);
+}
+
+interface MessageTexts {
+  id: number;
+  content: string | null;
+  tool_calls: string | null;
+  tool_name: string | null;
+}
+
+/** (Re)indexes one message: old postings go, current ones come in (idempotent). */
+function reindex(db: SqlExecutor, id: number, row: MessageTexts | undefined): void {
+  db.run(`DELETE FROM ${CJK_INDEX_TABLE} WHERE rowid = ?`, [id]);
+  if (row === undefined) return;
+  const doc = cjkGramDocument([row.content, row.tool_calls, row.tool_name]);
+  if (doc !== null) db.run(`INSERT INTO ${CJK_INDEX_TABLE}(rowid, grams) VALUES (?, ?)`, [id, doc]);
+}
+
+/** Backfill progress of the index. */
+export interface CjkBackfillState {
+  /** Messages with an id up to `next` are indexed. */
+  readonly next: number;
+  /** Last message id to backfill (ids above it come through the queue). */
+  readonly end: number;
+}
+
+/** Backfill progress, or `null` when the state table is missing or empty. */
+export function cjkBackfillState(db: SqlExecutor): CjkBackfillState | null {
+  if (!objectExists(db, "table", CJK_STATE_TABLE)) return null;
+  const rows = db.all<{ key: string; value: number }>(`SELECT key, value FROM ${CJK_STATE_TABLE}`);
+  const next = rows.find((r) => r.key === "backfill_next")?.value;
+  const end = rows.find((r) => r.key === "backfill_end")?.value;
+  return next === undefined || end === undefined ? null : { next, end };
+}
+
+/**
+ * Indexes the next `chunk` messages of the backfill range; run inside a write transaction.
+ * Returns how many messages remain after this chunk (0: the backfill is complete).
+ */
+export function backfillCjkChunk(db: SqlExecutor, chunk: number): { done: number; remaining: number } {
+  const state = cjkBackfillState(db);
+  if (state === null || state.next >= state.end) return { done: 0, remaining: 0 };
+  const rows = db.all<MessageTexts>(
+    "SELECT id, content, tool_calls, tool_name FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+    [state.next, state.end, chunk],
+  );
+  for (const row of rows) reindex(db, row.id, row);
+  const last = rows.length < chunk ? state.end : (rows[rows.length - 1]?.id ?? state.end);
+  db.run(`UPDATE ${CJK_STATE_TABLE} SET value = ? WHERE key = 'backfill_next'`, [last]);
+  const remaining =
+    last >= state.end
+      ? 0
+      : (db.get<{ n: number }>("SELECT COUNT(*) AS n FROM messages WHERE id > ? AND id <= ?", [
+          last,
+          state.end,
+        ])?.n ?? 0);
+  return { done: rows.length, remaining };
+}
+
+/** Number of queued changes not yet applied to the index (0 when the queue is missing). */
+export function cjkQueueDepth(db: SqlExecutor): number {
+  if (!objectExists(db, "table", CJK_QUEUE_TABLE)) return 0;
+  return db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${CJK_QUEUE_TABLE}`)?.n ?? 0;
+}
+
+/** Whether any change waits in the queue (cheap: one index probe). */
+export function cjkQueuePending(db: SqlExecutor): boolean {
+  return db.get(`SELECT 1 AS x FROM ${CJK_QUEUE_TABLE} LIMIT 1`) !== undefined;
+}
+
+/**
+ * Applies up to `chunk` queued changes (written by anyone: this process, another of ours,
+ * the reference) to the index and removes them from the queue; run inside a write
+ * transaction. Returns how many queue entries were applied.
+ */
+export function drainCjkQueue(db: SqlExecutor, chunk: number): number {
+  const queued = db.all<{ seq: number; message_id: number }>(
+    `SELECT rowid AS seq, message_id FROM ${CJK_QUEUE_TABLE} ORDER BY rowid LIMIT ?`,
+    [chunk],
+  );
+  if (queued.length === 0) return 0;
+  const lastSeq = queued[queued.length - 1]?.seq ?? 0;
+  const ids = [...new Set(queued.map((q) => q.message_id))];
+  for (const id of ids) {
+    const row = db.get<MessageTexts>("SELECT id, content, tool_calls, tool_name FROM messages WHERE id = ?", [
+      id,
+    ]);
+    reindex(db, id, row);
+  }
+  db.run(`DELETE FROM ${CJK_QUEUE_TABLE} WHERE rowid <= ?`, [lastSeq]);
+  return queued.length;
+}

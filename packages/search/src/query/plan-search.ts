@@ -1,0 +1,181 @@
+import { containsCjk, countCjk } from "../cjk.js";
+import { cjkGramToken } from "../cjk-index/cjk-grams.js";
+import { CJK_INDEX_TABLE } from "../cjk-index/cjk-index.js";
+import { FTS_TABLE, TRIGRAM_TABLE } from "../fts-ddl.js";
+import { pyStrip, sanitizeFts5Query } from "../sanitize-fts5-query.js";
+import { ftsTerm, hasWordCharacter, parseFtsQuery, SEPARATOR_RE } from "./compile-fts-query.js";
+import {
+  parseQueryTokens,
+  positiveTerms,
+  type QueryNode,
+  type QueryTerm,
+  type QueryToken,
+  queryTerms,
+  renderFts5,
+} from "./query-ast.js";
+
+/** The three indexes a term can be served by. */
+export type SearchIndexName = typeof FTS_TABLE | typeof TRIGRAM_TABLE | typeof CJK_INDEX_TABLE;
+
+/** A set of message ids: one `MATCH` on one index, or a combination of sets. */
+export type RowSet =
+  | { readonly kind: "match"; readonly index: SearchIndexName; readonly match: string }
+  | {
+      readonly kind: "compound";
+      readonly op: "INTERSECT" | "UNION" | "EXCEPT";
+      readonly parts: readonly RowSet[];
+    };
+
+/**
+ * How a query is answered.
+ *
+ * - `ranked`: one `MATCH` on `messages_fts` (no CJK) or `messages_fts_trigram` (three or more
+ *   CJK characters, every term three characters or longer), `ORDER BY rank`, FTS5
+ *   `snippet()`: the reference's own query, with a repaired `MATCH` expression.
+ * - `substring`: CJK terms searched as substrings, each on the index that can serve it
+ *   (trigram for three characters or more, the short-CJK index for one or two), combined with
+ *   set operations; newest first with a 120-character excerpt, as the reference's `LIKE` path.
+ * - `empty`: nothing searchable is left (blank, or only operators and punctuation).
+ */
+export type SearchPlan =
+  | { readonly kind: "empty" }
+  | {
+      readonly kind: "ranked";
+      readonly index: typeof FTS_TABLE | typeof TRIGRAM_TABLE;
+      readonly match: string;
+      readonly terms: readonly string[];
+    }
+  | {
+      readonly kind: "substring";
+      readonly rows: RowSet;
+      /** Positive terms, in order: the excerpt starts at the first one found. */
+      readonly needles: readonly string[];
+      readonly terms: readonly string[];
+      /** The plan reads the short-CJK index, which must exist and be caught up. */
+      readonly usesCjkIndex: boolean;
+    };
+
+const OPERATOR_WORDS = new Set(["AND", "OR", "NOT"]);
+const EDGE_PUNCTUATION = /^[\p{P}\p{S}]+|[\p{P}\p{S}]+$/gu;
+
+/** Index that serves a CJK-mode term: trigram from three characters, else short-CJK or unicode61. */
+function indexOfTerm(term: QueryTerm): SearchIndexName {
+  const length = [...term.text].length;
+  if (length >= 3) return TRIGRAM_TABLE;
+  return containsCjk(term.text) ? CJK_INDEX_TABLE : FTS_TABLE;
+}
+
+/**
+ * Splits a CJK query into substring terms and operators. As in the reference's CJK paths,
+ * quotes only delimit and `AND`/`OR`/`NOT` are recognised in any case. Punctuation at the edges
+ * of a term is dropped (`测试!` finds `测试`) unless the term is nothing else; `*` (prefix) is
+ * implied by substring search. Terms of one or two non-CJK characters with no letter or digit
+ * are dropped.
+ */
+export function lexCjkQuery(sanitized: string): QueryToken[] {
+  const words = sanitized.split(new RegExp(`${SEPARATOR_RE.source}|"`, "u"));
+  const tokens: QueryToken[] = [];
+  for (const word of words) {
+    if (word.length === 0) continue;
+    const upper = word.toUpperCase();
+    if (OPERATOR_WORDS.has(upper)) {
+      tokens.push({ kind: "op", op: upper as "AND" | "OR" | "NOT" });
+      continue;
+    }
+    const trimmed = word.replace(EDGE_PUNCTUATION, "");
+    const text = trimmed.length > 0 ? trimmed : word.replace(/^\*+|\*+$/g, "");
+    if (text.length === 0) continue;
+    const term: QueryTerm = { kind: "term", text, prefix: false };
+    if (indexOfTerm(term) === FTS_TABLE && !hasWordCharacter(text)) continue;
+    tokens.push(term);
+  }
+  return tokens;
+}
+
+function renderTerm(index: SearchIndexName): (t: QueryTerm) => string {
+  switch (index) {
+    case FTS_TABLE:
+      // A short Latin term next to CJK text: the words it starts.
+      return (t) => ftsTerm({ ...t, prefix: true });
+    case TRIGRAM_TABLE:
+      return (t) => `"${t.text.replace(/"/g, '""')}"`;
+    case CJK_INDEX_TABLE:
+      return (t) => cjkGramToken(t.text);
+  }
+}
+
+/** One index per subtree where possible (one `MATCH`), set operations where indexes mix. */
+function rowSet(node: QueryNode): RowSet {
+  const sole = soleIndex(node);
+  if (sole !== null) return { kind: "match", index: sole, match: renderFts5(node, renderTerm(sole)) };
+  switch (node.kind) {
+    case "term":
+      throw new Error("unreachable: a term has one index");
+    case "and":
+      return { kind: "compound", op: "INTERSECT", parts: node.children.map(rowSet) };
+    case "or":
+      return { kind: "compound", op: "UNION", parts: node.children.map(rowSet) };
+    case "not":
+      return { kind: "compound", op: "EXCEPT", parts: [node.positive, ...node.negative].map(rowSet) };
+  }
+}
+
+function soleIndex(node: QueryNode): SearchIndexName | null {
+  const indexes = new Set(queryTerms(node).map(indexOfTerm));
+  return indexes.size === 1 ? ([...indexes][0] as SearchIndexName) : null;
+}
+
+function usesIndex(rows: RowSet, index: SearchIndexName): boolean {
+  return rows.kind === "match" ? rows.index === index : rows.parts.some((p) => usesIndex(p, index));
+}
+
+/**
+ * Decides how to answer `query`. The reference's routing is kept (its sanitizer first; no CJK
+ * → unicode61; CJK → substring semantics), with these repairs: the `MATCH` expression is
+ * always valid; CJK queries are routed per term (so `广西 OR 桂林` and `记忆 docker` find what
+ * they say), and one- and two-character CJK terms come from the short-CJK index instead of a
+ * `LIKE` scan.
+ *
+ * @example
+ * planSearch("docker deploy")  // { kind: "ranked", index: "messages_fts", match: '"docker" "deploy"', … }
+ * planSearch("广西 OR 桂林")     // { kind: "substring", rows: { kind: "match", index: "hermes_search_cjk", … } }
+ */
+export function planSearch(query: string): SearchPlan {
+  if (pyStrip(query).length === 0) return { kind: "empty" };
+  const sanitized = sanitizeFts5Query(query);
+  if (sanitized.length === 0) return { kind: "empty" };
+
+  if (!containsCjk(sanitized)) {
+    const tree = parseFtsQuery(query);
+    if (tree === null) return { kind: "empty" };
+    return {
+      kind: "ranked",
+      index: FTS_TABLE,
+      match: renderFts5(tree, ftsTerm),
+      terms: queryTerms(tree).map((t) => t.text),
+    };
+  }
+
+  const tree = parseQueryTokens(lexCjkQuery(sanitized));
+  if (tree === null) return { kind: "empty" };
+  const terms = queryTerms(tree).map((t) => t.text);
+  // The reference counts CJK characters over the whole query (quotes stripped): three or
+  // more and it ranks with the trigram table. Where every term can be served there, so do we.
+  const raw = pyStrip(sanitized.replace(/^"+|"+$/g, ""));
+  if (countCjk(raw) >= 3 && soleIndex(tree) === TRIGRAM_TABLE) {
+    return {
+      kind: "ranked",
+      index: TRIGRAM_TABLE,
+      match: renderFts5(tree, renderTerm(TRIGRAM_TABLE)),
+      terms,
+    };
+  }
+  const rows = rowSet(tree);
+  return {
+    kind: "substring",
+    rows,
+    needles: positiveTerms(tree).map((t) => t.text),
+    terms,
+    usesCjkIndex: usesIndex(rows, CJK_INDEX_TABLE),
+  };
+}

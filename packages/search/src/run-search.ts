@@ -1,0 +1,167 @@
+import type { SqlExecutor } from "@hermes/schema";
+import type { SearchPlan } from "./query/plan-search.js";
+import {
+  CONTEXT_SQL,
+  filterSql,
+  rankedSearchSql,
+  rowSetParams,
+  type SearchFilters,
+  substringSearchSql,
+} from "./search-sql.js";
+
+/** One message of a hit's context. */
+export interface SearchContextMessage {
+  role: string;
+  content: string;
+}
+
+/** One search result, with the reference's keys (snake_case column names). */
+export interface SearchHit {
+  id: number;
+  session_id: string;
+  role: string;
+  /** An excerpt with the match between `>>>` and `<<<` (ranked), or 120 characters around it. */
+  snippet: string;
+  timestamp: number;
+  tool_name: string | null;
+  source: string;
+  model: string | null;
+  /** `started_at` of the hit's session. */
+  session_started: number;
+  /** Previous message of the session, the hit, next message; content cut to 200 characters. */
+  context: SearchContextMessage[];
+}
+
+/** Filters and paging of {@link runSearch}. */
+export interface RunSearchOptions extends SearchFilters {
+  readonly limit: number;
+  readonly offset: number;
+}
+
+interface HitRow {
+  id: number;
+  session_id: string;
+  role: string;
+  snippet?: string;
+  content: string | null;
+  tool_calls?: string | null;
+  timestamp: number;
+  tool_name: string | null;
+  source: string;
+  model: string | null;
+  session_started: number;
+}
+
+/** The first `n` code points of `text` (Python's `text[:n]`). */
+export function firstCodePoints(text: string, n: number): string {
+  if (text.length <= n) return text;
+  let count = 0;
+  let end = 0;
+  for (const ch of text) {
+    if (count === n) break;
+    end += ch.length;
+    count++;
+  }
+  return text.slice(0, end);
+}
+
+/**
+ * The reference's `LIKE`-path excerpt: 120 characters from 40 before the first occurrence of
+ * a needle, taken from `content`, else `tool_calls`, else `tool_name`, else `""`. Like SQLite's
+ * `instr`, the search is case-sensitive and counts code points.
+ */
+export function substringExcerpt(
+  columns: ReadonlyArray<string | null | undefined>,
+  needles: readonly string[],
+): string {
+  for (const text of columns) {
+    if (text === null || text === undefined || text.length === 0) continue;
+    for (const needle of needles) {
+      const at = text.indexOf(needle);
+      if (at < 0) continue;
+      const before = [...text.slice(0, at)].length;
+      const start = Math.max(0, before - 40);
+      return [...text].slice(start, start + 120).join("");
+    }
+  }
+  return "";
+}
+
+function isFtsSyntaxError(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : "";
+  return /^fts5: syntax error|^fts5: parser stack overflow|^fts5 expression tree is too large|^unterminated string/.test(
+    message,
+  );
+}
+
+/**
+ * Runs a {@link SearchPlan} and adds each hit's context. Only reads. A plan that uses the
+ * short-CJK index needs it built and caught up first (the store does that).
+ *
+ * @example
+ * const hits = runSearch(db, planSearch("docker"), { limit: 20, offset: 0 });
+ */
+export function runSearch(db: SqlExecutor, plan: SearchPlan, options: RunSearchOptions): SearchHit[] {
+  if (plan.kind === "empty") return [];
+  // The reference binds an empty source list as `IN ()`, which matches nothing.
+  if (
+    options.sourceFilter !== undefined &&
+    options.sourceFilter !== null &&
+    options.sourceFilter.length === 0
+  ) {
+    return [];
+  }
+  const filters = filterSql(options);
+  let rows: HitRow[];
+  try {
+    if (plan.kind === "ranked") {
+      rows = db.all<HitRow>(rankedSearchSql(plan.index, options), [
+        plan.match,
+        ...filters.params,
+        options.limit,
+        options.offset,
+      ]);
+    } else {
+      rows = db.all<HitRow>(substringSearchSql(plan.rows, options), [
+        ...rowSetParams(plan.rows),
+        ...filters.params,
+        options.limit,
+        options.offset,
+      ]);
+    }
+  } catch (error) {
+    // Compiled queries are always valid FTS5; this only keeps the reference's promise
+    // (a syntax error yields no rows) should that ever fail.
+    if (isFtsSyntaxError(error)) return [];
+    throw error;
+  }
+  return rows.map((row) => {
+    const snippet =
+      plan.kind === "ranked"
+        ? (row.snippet ?? "")
+        : substringExcerpt([row.content, row.tool_calls, row.tool_name], plan.needles);
+    return {
+      id: row.id,
+      session_id: row.session_id,
+      role: row.role,
+      snippet,
+      timestamp: row.timestamp,
+      tool_name: row.tool_name,
+      source: row.source,
+      model: row.model,
+      session_started: row.session_started,
+      context: searchContext(db, row.id),
+    };
+  });
+}
+
+/** Previous message, the message, next message of its session; `[]` if reading fails. */
+export function searchContext(db: SqlExecutor, messageId: number): SearchContextMessage[] {
+  try {
+    return db
+      .all<{ role: string; content: string | null }>(CONTEXT_SQL, [messageId, messageId])
+      .map((r) => ({ role: r.role, content: firstCodePoints(r.content ?? "", 200) }));
+  } catch {
+    return [];
+  }
+}

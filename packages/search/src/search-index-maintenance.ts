@@ -1,0 +1,204 @@
+import type { SqlExecutor, TransactionRunner } from "@hermes/schema";
+import { objectExists } from "@hermes/schema";
+import { cjkGramDocument } from "./cjk-index/cjk-grams.js";
+import {
+  backfillCjkChunk,
+  CJK_INDEX_TABLE,
+  CJK_QUEUE_TABLE,
+  cjkBackfillState,
+  cjkIndexPresence,
+  cjkQueueDepth,
+  cjkQueuePending,
+  createCjkIndex,
+  drainCjkQueue,
+  dropCjkIndex,
+} from "./cjk-index/cjk-index.js";
+import { FTS_TABLE, FTS_TRIGGERS, ftsTableScript, TRIGRAM_TABLE } from "./fts-ddl.js";
+
+/** Messages indexed per write transaction while building or catching up the short-CJK index. */
+export const CJK_INDEX_CHUNK = 2_000;
+
+/** Progress of a long index operation. */
+export interface SearchIndexProgress {
+  /** The index being worked on (`messages_fts`, `messages_fts_trigram`, `hermes_search_cjk`). */
+  readonly index: string;
+  readonly done: number;
+  readonly total: number;
+}
+
+/**
+ * Brings the short-CJK index up to date: creates it when missing, finishes its backfill and
+ * applies every queued change, in write transactions of {@link CJK_INDEX_CHUNK} messages so
+ * other writers (the reference retries for only ~1 s) get the lock in between.
+ */
+export async function catchUpCjkIndex(
+  db: SqlExecutor,
+  transaction: TransactionRunner,
+  onProgress?: (p: SearchIndexProgress) => void,
+): Promise<void> {
+  if (cjkIndexPresence(db) !== "present") {
+    await transaction("search:create-cjk-index", () => createCjkIndex(db));
+  }
+  const state = cjkBackfillState(db);
+  if (state !== null && state.next < state.end) {
+    let done = 0;
+    let total = -1;
+    for (;;) {
+      const step = await transaction("search:backfill-cjk-index", () =>
+        backfillCjkChunk(db, CJK_INDEX_CHUNK),
+      );
+      done += step.done;
+      if (total < 0) total = done + step.remaining;
+      onProgress?.({ index: CJK_INDEX_TABLE, done, total: Math.max(total, done) });
+      if (step.remaining === 0) break;
+    }
+  }
+  while (cjkQueuePending(db)) {
+    await transaction("search:catch-up-cjk-index", () => drainCjkQueue(db, CJK_INDEX_CHUNK));
+  }
+}
+
+/** State of one search index. */
+export interface SearchIndexStatus {
+  /** Table name. */
+  readonly name: string;
+  /** `unicode61` (words), `trigram` (substrings of 3+ characters), `short-cjk` (ours). */
+  readonly kind: "unicode61" | "trigram" | "short-cjk";
+  /**
+   * `ok`; `missing` (a reference table or trigger is gone: searches miss rows);
+   * `damaged` (FTS5's integrity check failed, or the index disagrees with `messages`);
+   * `behind` (short-CJK: changes queued, applied before its next use);
+   * `building` (short-CJK: backfill interrupted, resumed before its next use);
+   * `not-built` (short-CJK: created on first need, nothing to check).
+   */
+  readonly status: "ok" | "missing" | "damaged" | "behind" | "building" | "not-built";
+  /** What is wrong, in words. */
+  readonly detail?: string;
+  /** Short-CJK: queued changes not yet applied. */
+  readonly pending?: number;
+}
+
+/** What {@link verifySearchIndexes} found. */
+export interface SearchIndexReport {
+  /** No index is `missing` or `damaged`. */
+  readonly ok: boolean;
+  readonly indexes: SearchIndexStatus[];
+}
+
+function integrityError(db: SqlExecutor, table: string, withContent: boolean): string | null {
+  try {
+    db.run(`INSERT INTO ${table}(${table}, rank) VALUES ('integrity-check', ?)`, [withContent ? 1 : 0]);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+function verifyReferenceTable(
+  db: SqlExecutor,
+  table: typeof FTS_TABLE | typeof TRIGRAM_TABLE,
+): SearchIndexStatus {
+  const kind = table === FTS_TABLE ? "unicode61" : "trigram";
+  if (!objectExists(db, "table", table)) {
+    return { name: table, kind, status: "missing", detail: `table ${table} does not exist` };
+  }
+  const triggers = ["insert", "delete", "update"].map((op) => `${table}_${op}`);
+  const absent = triggers.filter((t) => !(t in FTS_TRIGGERS) || !objectExists(db, "trigger", t));
+  if (absent.length > 0) {
+    return { name: table, kind, status: "missing", detail: `trigger(s) ${absent.join(", ")} missing` };
+  }
+  // rank = 1 also compares the index with the content table (`messages`).
+  const error = integrityError(db, table, true);
+  if (error !== null) return { name: table, kind, status: "damaged", detail: error };
+  return { name: table, kind, status: "ok" };
+}
+
+const SAMPLE = 256;
+const MAX_TOKENS_CHECKED = 32;
+
+function verifyCjkIndex(db: SqlExecutor): SearchIndexStatus {
+  const base = { name: CJK_INDEX_TABLE, kind: "short-cjk" } as const;
+  const presence = cjkIndexPresence(db);
+  if (presence === "absent") return { ...base, status: "not-built" };
+  if (presence === "partial") {
+    return { ...base, status: "damaged", detail: "some of its tables or triggers are missing" };
+  }
+  const error = integrityError(db, CJK_INDEX_TABLE, false);
+  if (error !== null) return { ...base, status: "damaged", detail: error };
+  const pending = cjkQueueDepth(db);
+  const state = cjkBackfillState(db);
+  if (state === null) return { ...base, status: "damaged", detail: "backfill state is missing" };
+  if (state.next < state.end) return { ...base, status: "building", pending };
+  // A sample of messages that are neither queued nor waiting for the backfill must be indexed
+  // exactly: every gram of theirs present, and no entry at all for a message without CJK text.
+  const rows = db.all<{
+    id: number;
+    content: string | null;
+    tool_calls: string | null;
+    tool_name: string | null;
+  }>(
+    `SELECT id, content, tool_calls, tool_name FROM messages WHERE id IN (SELECT id FROM messages ORDER BY random() LIMIT ${SAMPLE}) AND id NOT IN (SELECT message_id FROM ${CJK_QUEUE_TABLE})`,
+  );
+  for (const row of rows) {
+    const doc = cjkGramDocument([row.content, row.tool_calls, row.tool_name]);
+    const indexed = db.get(`SELECT 1 AS x FROM ${CJK_INDEX_TABLE} WHERE rowid = ?`, [row.id]) !== undefined;
+    if (doc === null) {
+      if (indexed)
+        return { ...base, status: "damaged", detail: `message ${row.id} is indexed but has no CJK text` };
+      continue;
+    }
+    const match = doc.split(" ").slice(0, MAX_TOKENS_CHECKED).join(" AND ");
+    const found =
+      db.get(`SELECT 1 AS x FROM ${CJK_INDEX_TABLE} WHERE ${CJK_INDEX_TABLE} MATCH ? AND rowid = ?`, [
+        match,
+        row.id,
+      ]) !== undefined;
+    if (!found) return { ...base, status: "damaged", detail: `message ${row.id} is missing from the index` };
+  }
+  return pending > 0 ? { ...base, status: "behind", pending } : { ...base, status: "ok", pending: 0 };
+}
+
+/**
+ * Checks every search index: the reference's two FTS5 tables (tables and triggers present,
+ * FTS5 `integrity-check` against `messages`) and the short-CJK index (objects present,
+ * backfill complete, queue depth, a sample of messages indexed exactly).
+ * FTS5's check is an `INSERT` command, so it runs in a write transaction.
+ */
+export async function verifySearchIndexes(
+  db: SqlExecutor,
+  transaction: TransactionRunner,
+): Promise<SearchIndexReport> {
+  const indexes = await transaction("search:verify", () => [
+    verifyReferenceTable(db, FTS_TABLE),
+    verifyReferenceTable(db, TRIGRAM_TABLE),
+    verifyCjkIndex(db),
+  ]);
+  return { ok: indexes.every((i) => i.status !== "missing" && i.status !== "damaged"), indexes };
+}
+
+/**
+ * Rebuilds every search index from `messages`: each reference FTS5 table (re-created with its
+ * triggers when missing) with FTS5's `rebuild` command, one write transaction per table; then
+ * the short-CJK index, dropped and rebuilt in chunks. Progress is reported per index.
+ */
+export async function rebuildSearchIndexes(
+  db: SqlExecutor,
+  transaction: TransactionRunner,
+  onProgress?: (p: SearchIndexProgress) => void,
+): Promise<void> {
+  const total = db.get<{ n: number }>("SELECT COUNT(*) AS n FROM messages")?.n ?? 0;
+  for (const table of [FTS_TABLE, TRIGRAM_TABLE] as const) {
+    onProgress?.({ index: table, done: 0, total });
+    await transaction(`search:rebuild-${table}`, () => {
+      for (const sql of ftsTableScript(table)) db.exec(sql);
+      db.run(`INSERT INTO ${table}(${table}) VALUES ('rebuild')`);
+    });
+    onProgress?.({ index: table, done: total, total });
+  }
+  await transaction("search:drop-cjk-index", () => {
+    dropCjkIndex(db);
+    createCjkIndex(db);
+  });
+  onProgress?.({ index: CJK_INDEX_TABLE, done: 0, total });
+  await catchUpCjkIndex(db, transaction, onProgress);
+}

@@ -1,0 +1,125 @@
+import type { FTS_TABLE, TRIGRAM_TABLE } from "./fts-ddl.js";
+import type { RowSet } from "./query/plan-search.js";
+
+/**
+ * SQL text of every search query. The text depends only on the query's shape (which index,
+ * how many filter values, how terms combine), never on values, so a connection that caches
+ * prepared statements by text prepares each shape once.
+ */
+
+/** Filters of a search, as the reference applies them. */
+export interface SearchFilters {
+  /** `s.source IN (…)`; an empty list matches nothing (the reference's `IN ()`). */
+  readonly sourceFilter?: readonly string[] | null | undefined;
+  /** `s.source NOT IN (…)`. */
+  readonly excludeSources?: readonly string[] | null | undefined;
+  /** `m.role IN (…)`; an empty list means no filter (the reference tests it for truthiness). */
+  readonly roleFilter?: readonly string[] | null | undefined;
+}
+
+/** SQL conditions and their parameters for `filters`, each prefixed with ` AND `. */
+export function filterSql(filters: SearchFilters): { sql: string; params: string[] } {
+  let sql = "";
+  const params: string[] = [];
+  const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
+  if (filters.sourceFilter !== undefined && filters.sourceFilter !== null) {
+    sql += ` AND s.source IN (${marks(filters.sourceFilter.length)})`;
+    params.push(...filters.sourceFilter);
+  }
+  if (filters.excludeSources !== undefined && filters.excludeSources !== null) {
+    sql += ` AND s.source NOT IN (${marks(filters.excludeSources.length)})`;
+    params.push(...filters.excludeSources);
+  }
+  if (filters.roleFilter !== undefined && filters.roleFilter !== null && filters.roleFilter.length > 0) {
+    sql += ` AND m.role IN (${marks(filters.roleFilter.length)})`;
+    params.push(...filters.roleFilter);
+  }
+  return { sql, params };
+}
+
+/**
+ * The reference's ranked query on `messages_fts` or `messages_fts_trigram`: `MATCH ?`, the
+ * filters, `snippet(…, -1, '>>>', '<<<', '...', 40)` (best column, 40 tokens), `ORDER BY rank
+ * LIMIT ? OFFSET ?`. Parameters: the MATCH expression, the filter values, limit, offset.
+ *
+ * With the reference's sanitized query as the MATCH expression this is the plain FTS5 query a
+ * raw baseline runs.
+ */
+export function rankedSearchSql(
+  index: typeof FTS_TABLE | typeof TRIGRAM_TABLE,
+  filters: SearchFilters = {},
+): string {
+  return (
+    "SELECT m.id, m.session_id, m.role, " +
+    `snippet(${index}, -1, '>>>', '<<<', '...', 40) AS snippet, ` +
+    "m.content, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started " +
+    `FROM ${index} JOIN messages m ON m.id = ${index}.rowid JOIN sessions s ON s.id = m.session_id ` +
+    `WHERE ${index} MATCH ?${filterSql(filters).sql} ORDER BY rank LIMIT ? OFFSET ?`
+  );
+}
+
+/** SQL of a set of message ids (parameters: each `MATCH` expression, left to right). */
+export function rowSetSql(rows: RowSet): string {
+  if (rows.kind === "match") return `SELECT rowid FROM ${rows.index} WHERE ${rows.index} MATCH ?`;
+  return rows.parts.map((p) => `SELECT * FROM (${rowSetSql(p)})`).join(` ${rows.op} `);
+}
+
+/** The `MATCH` parameters of {@link rowSetSql}, in order. */
+export function rowSetParams(rows: RowSet): string[] {
+  return rows.kind === "match" ? [rows.match] : rows.parts.flatMap(rowSetParams);
+}
+
+/**
+ * Messages whose id is in a set, newest first (the order of the reference's `LIKE` path,
+ * with the id breaking ties). The excerpt is cut from the returned texts.
+ * Parameters: the set's, the filter values, limit, offset.
+ */
+export function substringSearchSql(rows: RowSet, filters: SearchFilters = {}): string {
+  return (
+    "SELECT m.id, m.session_id, m.role, m.content, m.tool_calls, m.timestamp, m.tool_name, " +
+    "s.source, s.model, s.started_at AS session_started " +
+    "FROM messages m JOIN sessions s ON s.id = m.session_id " +
+    `WHERE m.id IN (${rowSetSql(rows)})${filterSql(filters).sql} ` +
+    "ORDER BY m.timestamp DESC, m.id DESC LIMIT ? OFFSET ?"
+  );
+}
+
+/**
+ * The reference's `LIKE` scan for a one- or two-character CJK query (a full scan of
+ * `messages`), for baselines. Parameters: the raw query six times (excerpt), the escaped
+ * pattern `%…%` three times, the filter values, limit, offset. See {@link likePattern}.
+ */
+export function likeSearchSql(filters: SearchFilters = {}): string {
+  const cut = (col: string) => `substr(${col}, max(1, instr(${col}, ?) - 40), 120)`;
+  return (
+    "SELECT m.id, m.session_id, m.role, CASE " +
+    `WHEN instr(m.content, ?) > 0 THEN ${cut("m.content")} ` +
+    `WHEN m.tool_calls IS NOT NULL AND instr(m.tool_calls, ?) > 0 THEN ${cut("m.tool_calls")} ` +
+    `WHEN m.tool_name IS NOT NULL AND instr(m.tool_name, ?) > 0 THEN ${cut("m.tool_name")} ` +
+    "ELSE '' END AS snippet, m.content, m.timestamp, m.tool_name, s.source, s.model, " +
+    "s.started_at AS session_started FROM messages m JOIN sessions s ON s.id = m.session_id " +
+    "WHERE (m.content LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\')" +
+    `${filterSql(filters).sql} ORDER BY m.timestamp DESC LIMIT ? OFFSET ?`
+  );
+}
+
+/** The reference's `LIKE` pattern for `raw`: `%raw%` with `\`, `%`, `_` escaped by `\`. */
+export function likePattern(raw: string): string {
+  return `%${raw.replace(/\\/g, "\\\\").replace(/%/g, "\\%").replace(/_/g, "\\_")}%`;
+}
+
+/**
+ * Context of one hit, as the reference reads it: the previous message of the same session by
+ * `(timestamp, id)`, the message itself, the next one. Parameters: the message id twice.
+ */
+export const CONTEXT_SQL =
+  "WITH target AS (SELECT session_id, timestamp, id FROM messages WHERE id = ?) " +
+  "SELECT role, content FROM (SELECT m.id, m.timestamp, m.role, m.content FROM messages m " +
+  "JOIN target t ON t.session_id = m.session_id " +
+  "WHERE (m.timestamp < t.timestamp) OR (m.timestamp = t.timestamp AND m.id < t.id) " +
+  "ORDER BY m.timestamp DESC, m.id DESC LIMIT 1) " +
+  "UNION ALL SELECT role, content FROM messages WHERE id = ? " +
+  "UNION ALL SELECT role, content FROM (SELECT m.id, m.timestamp, m.role, m.content FROM messages m " +
+  "JOIN target t ON t.session_id = m.session_id " +
+  "WHERE (m.timestamp > t.timestamp) OR (m.timestamp = t.timestamp AND m.id > t.id) " +
+  "ORDER BY m.timestamp ASC, m.id ASC LIMIT 1)";
