@@ -1,12 +1,12 @@
 import { createWriteStream, renameSync, rmSync } from "node:fs";
-import type { Writable } from "node:stream";
+import { type Writable, Writable as WritableStream } from "node:stream";
 import { finished } from "node:stream/promises";
 import type { SessionStore } from "@hermes/store";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { parseSince } from "../parse-options.js";
-import { createProgressBar } from "../render/progress-bar.js";
+import { createProgressBar, type ProgressBar } from "../render/progress-bar.js";
 import { renderMarkdown } from "../render/render-markdown.js";
 import type { SessionWithMessages } from "../render/session-view.js";
 import { resolveSession } from "../resolve-session.js";
@@ -22,17 +22,17 @@ interface ExportOptions {
   since?: number;
 }
 
-/** First line of a JSONL export, naming the interchange format and its version. */
-export const JSONL_HEADER = { format: "hermes-sessions", version: 1 } as const;
+interface ExportFilter {
+  sessionIds?: string[];
+  source?: string;
+  since?: number;
+}
 
 /**
- * The sessions to export, one at a time. Uses the store's streaming export; a store without it
- * is read page by page (one session's messages in memory at a time).
+ * The sessions to export, one at a time, from the store's streaming export. A store without
+ * it is read page by page (one session's messages in memory at a time).
  */
-async function* sessionsToExport(
-  store: SessionStore,
-  o: { sessionIds?: string[]; source?: string; since?: number },
-): AsyncGenerator<SessionWithMessages> {
+async function* sessionsToExport(store: SessionStore, o: ExportFilter): AsyncGenerator<SessionWithMessages> {
   if (hasExtension(store, "exportStream")) {
     yield* extension(store, "exportStream")(o);
     return;
@@ -51,12 +51,31 @@ async function* sessionsToExport(
       limit: page,
       offset,
     });
-    for (const row of rows) {
-      if (o.since !== undefined && row.last_active < o.since) continue;
+    for (const { last_active: _, ...row } of rows) {
+      if (o.since !== undefined && row.started_at < o.since) continue;
       yield { ...row, messages: await store.getMessages(row.id) };
     }
     if (rows.length < page) return;
   }
+}
+
+/**
+ * Passes bytes through to `target` (with its backpressure) and counts finished JSONL lines
+ * for the progress bar: the store's JSONL export writes a session message by message, so a
+ * session is done when its line ends. JSON escapes newlines inside strings, so every `\n` is
+ * a line end.
+ */
+function countingSink(target: Writable, progress: ProgressBar, total: number): Writable {
+  let lines = 0;
+  return new WritableStream({
+    write(chunk: Buffer | string, _encoding, callback) {
+      const text = typeof chunk === "string" ? chunk : chunk.toString("utf8");
+      for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
+      if (lines > 1) progress.update(lines - 1, Math.max(total, lines - 1));
+      if (target.write(chunk)) callback();
+      else target.once("drain", () => callback());
+    },
+  });
 }
 
 /** `export`: sessions as JSONL (the interchange format), a JSON array, or Markdown. */
@@ -65,41 +84,57 @@ export function exportCommand(): Command {
     .description("export one session or all of them (streamed; JSONL is what `import` reads)")
     .argument("[session]", "session id, prefix or title (default: every session)")
     .addOption(
-      new Option("-f, --format <format>", "output format").choices(["jsonl", "json", "md"]).default("jsonl"),
+      new Option("-f, --format <format>", "jsonl (interchange), json (one array) or md (Markdown)")
+        .choices(["jsonl", "json", "md"])
+        .default("jsonl"),
     )
-    .option("-o, --out <file>", "write to this file instead of stdout")
+    .option("-o, --out <file>", "write to this file (created 0600) instead of stdout")
     .option("-s, --source <source>", "only sessions from this source")
     .option(
       "--since <date>",
-      "only sessions active since a date (2026-01-31) or age (7d)",
+      "only sessions started since a date (2026-01-31) or age (7d)",
       parseSince("--since"),
     )
     .action(async (ref: string | undefined, o: ExportOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       await withStore(await openExisting(g), async (store) => {
-        const sessionIds = ref === undefined ? undefined : [await resolveSession(store, ref)];
-        const total = sessionIds?.length ?? (await store.sessionCount(o.source ? { source: o.source } : {}));
+        const filter: ExportFilter = {
+          ...(ref !== undefined ? { sessionIds: [await resolveSession(store, ref)] } : {}),
+          ...(o.source ? { source: o.source } : {}),
+          ...(o.since !== undefined ? { since: o.since } : {}),
+        };
+        const total =
+          filter.sessionIds?.length ?? (await store.sessionCount(o.source ? { source: o.source } : {}));
+        // Written beside the target and renamed when complete: an interrupted export never
+        // leaves a truncated file under the name asked for.
         const partial = o.out === undefined ? undefined : `${o.out}.partial-${process.pid}`;
         const out: Writable =
-          partial === undefined ? process.stdout : createWriteStream(partial, { mode: 0o600 });
+          partial === undefined ? process.stdout : createWriteStream(partial, { mode: 0o600, flags: "wx" });
         const progress = createProgressBar(`exporting ${o.format}`);
         let count = 0;
         try {
-          if (o.format === "jsonl") await writeChunk(out, `${JSON.stringify(JSONL_HEADER)}\n`);
-          if (o.format === "json") await writeChunk(out, "[");
-          for await (const session of sessionsToExport(store, {
-            ...(sessionIds ? { sessionIds } : {}),
-            ...(o.source ? { source: o.source } : {}),
-            ...(o.since !== undefined ? { since: o.since } : {}),
-          })) {
-            if (o.format === "jsonl") await writeChunk(out, `${JSON.stringify(session)}\n`);
-            else if (o.format === "json")
-              await writeChunk(out, `${count > 0 ? "," : ""}\n${JSON.stringify(session)}`);
-            else await writeChunk(out, `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(session)}`);
-            count++;
-            progress.update(count, Math.max(total, count));
+          if (o.format === "jsonl" && hasExtension(store, "exportJsonl")) {
+            // The store streams each session message by message: constant memory however long.
+            const sink = countingSink(out, progress, total);
+            const report = await extension(store, "exportJsonl")(sink, filter);
+            sink.end();
+            await finished(sink);
+            count = report.sessions;
+          } else {
+            if (o.format === "jsonl") {
+              await writeChunk(out, `${JSON.stringify({ format: "hermes-sessions", version: 1 })}\n`);
+            }
+            if (o.format === "json") await writeChunk(out, "[");
+            for await (const session of sessionsToExport(store, filter)) {
+              if (o.format === "jsonl") await writeChunk(out, `${JSON.stringify(session)}\n`);
+              else if (o.format === "json") {
+                await writeChunk(out, `${count > 0 ? "," : ""}\n${JSON.stringify(session)}`);
+              } else await writeChunk(out, `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(session)}`);
+              count++;
+              progress.update(count, Math.max(total, count));
+            }
+            if (o.format === "json") await writeChunk(out, count > 0 ? "\n]\n" : "]\n");
           }
-          if (o.format === "json") await writeChunk(out, count > 0 ? "\n]\n" : "]\n");
           if (partial !== undefined) {
             out.end();
             await finished(out);

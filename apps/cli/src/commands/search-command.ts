@@ -18,12 +18,38 @@ interface SearchOptions {
   json?: boolean;
 }
 
-/** Replaces the store's `>>>…<<<` snippet markers with the style's match highlight. */
-export function highlightSnippet(snippet: string, style: TerminalStyle): string {
-  return oneLine(snippet).replace(/>>>([\s\S]*?)<<</g, (_, text: string) => style.match(text));
+/** The words of a query as a user typed them, without FTS5 operators, quotes and `*`. */
+export function queryTerms(query: string): string[] {
+  return query
+    .replace(/["()^{}+]/g, " ")
+    .split(/\s+/)
+    .map((t) => t.replace(/^\*+|\*+$/g, ""))
+    .filter((t) => t.length > 0 && !/^(AND|OR|NOT|NEAR)$/.test(t));
 }
 
-function renderHit(n: number, hit: SearchHit, title: string | null, style: TerminalStyle): string {
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * Marks the matches in a snippet: FTS5 snippets carry `>>>…<<<` markers, which become the
+ * style's highlight; substring (CJK) snippets carry none, so the query's terms are marked.
+ */
+export function highlightSnippet(snippet: string, query: string, style: TerminalStyle): string {
+  const text = oneLine(snippet);
+  if (text.includes(">>>"))
+    return text.replace(/>>>([\s\S]*?)<<</g, (_, match: string) => style.match(match));
+  const terms = queryTerms(query).sort((a, b) => b.length - a.length);
+  if (terms.length === 0) return text;
+  const pattern = new RegExp(terms.map(escapeRegExp).join("|"), "giu");
+  return text.replace(pattern, (match) => style.match(match));
+}
+
+function renderHit(
+  n: number,
+  hit: SearchHit,
+  title: string | null,
+  query: string,
+  style: TerminalStyle,
+): string {
   const head = [
     style.bold(`[${n}]`),
     style.bold(title ?? "(untitled)"),
@@ -35,10 +61,11 @@ function renderHit(n: number, hit: SearchHit, title: string | null, style: Termi
     style.dim("·"),
     hit.role + (hit.tool_name ? ` (${hit.tool_name})` : ""),
   ].join(" ");
-  const lines = [head, `    ${highlightSnippet(hit.snippet, style)}`];
+  const lines = [head, `    ${highlightSnippet(hit.snippet, query, style)}`];
   if (hit.context.length > 1) {
     for (const c of hit.context) {
-      lines.push(style.dim(`      ${c.role}: ${truncate(oneLine(c.content), 100)}`));
+      const text = oneLine(c.content);
+      lines.push(style.dim(`      ${c.role}: ${text === "" ? "(no text)" : truncate(text, 100)}`));
     }
   }
   return lines.join("\n");
@@ -79,7 +106,7 @@ export function searchCommand(): Command {
         }
         const style = createStyle(wantsColor(process.stdout, g.color));
         const blocks = hits.map((h, i) =>
-          renderHit(o.offset + i + 1, h, titles.get(h.session_id) ?? null, style),
+          renderHit(o.offset + i + 1, h, titles.get(h.session_id) ?? null, query, style),
         );
         process.stdout.write(`${blocks.join("\n\n")}\n`);
       });

@@ -12,6 +12,8 @@ export interface RenderConversationOptions {
   toolLines?: number;
 }
 
+const plural = (n: number, word: string) => `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
+
 const indent = (text: string, prefix = "  ") =>
   text
     .split("\n")
@@ -36,8 +38,8 @@ export function renderSessionHeader(s: SessionWithMessages, style: TerminalStyle
   lines.push(style.dim(facts.join(" · ")));
   const tokens = (s.input_tokens ?? 0) + (s.output_tokens ?? 0);
   const counts = [
-    `${formatCount(s.message_count)} messages`,
-    `${formatCount(s.tool_call_count)} tool calls`,
+    plural(s.message_count ?? 0, "message"),
+    plural(s.tool_call_count ?? 0, "tool call"),
     tokens > 0 ? `${formatCount(s.input_tokens)} in / ${formatCount(s.output_tokens)} out tokens` : null,
     formatCost(s.actual_cost_usd ?? s.estimated_cost_usd) || null,
   ].filter((x): x is string => x !== null);

@@ -11,7 +11,15 @@ export interface ToolCallView {
  * from another writer never breaks rendering.
  */
 export function toolCallsOf(value: unknown): ToolCallView[] {
-  if (value === null || value === undefined) return [];
+  if (value === null || value === undefined || value === "") return [];
+  // Exports carry `tool_calls` as the stored JSON text.
+  if (typeof value === "string") {
+    try {
+      return toolCallsOf(JSON.parse(value) as unknown);
+    } catch {
+      return [{ id: null, name: "?", arguments: value }];
+    }
+  }
   const list = Array.isArray(value) ? value : [value];
   return list.map((item): ToolCallView => {
     if (typeof item !== "object" || item === null) return { id: null, name: "?", arguments: String(item) };
