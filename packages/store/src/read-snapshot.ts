@@ -13,10 +13,10 @@ export function readSnapshot<T>(ctx: StoreContext, fn: () => T): T {
   const conn = ctx.conn;
   if (conn.inTransaction) return fn();
   // A read snapshot, not a write path: writes always use BEGIN IMMEDIATE through the queue.
-  conn.exec("BEGIN DEFERRED");
+  conn.statement("BEGIN DEFERRED").run();
   try {
     return fn();
   } finally {
-    if (conn.inTransaction) conn.exec("COMMIT");
+    if (conn.inTransaction) conn.statement("COMMIT").run();
   }
 }
