@@ -133,11 +133,18 @@ export class WriteQueue {
   #markIdle: () => void = () => {};
   /** Set when the WAL outgrew `walMaxBytes`: escalate before the next group. */
   #walPressure = false;
+  /**
+   * WAL size that triggers the next escalation: `walMaxBytes`, raised by another `walMaxBytes`
+   * after an escalation that could not reset the WAL (a reader holding one snapshot for minutes
+   * must not cost every write a pause).
+   */
+  #walEscalateAt: number;
 
   constructor(conn: DatabaseConnection, policy: WritePolicy, walSize: () => number = () => 0) {
     this.#conn = conn;
     this.#policy = { ...policy, maxGroupSize: Math.max(1, Math.floor(policy.maxGroupSize)) };
     this.#walSize = walSize;
+    this.#walEscalateAt = policy.walMaxBytes;
   }
 
   /** A snapshot of the counters. */
@@ -294,8 +301,9 @@ export class WriteQueue {
     if (ok > this.#stats.writesPerGroupMax) this.#stats.writesPerGroupMax = ok;
     const every = this.#policy.checkpointEvery;
     if (every > 0 && Math.floor(before / every) !== Math.floor(this.#stats.writes / every)) {
-      this.#periodicCheckpoint();
+      this.checkpoint("PASSIVE");
     }
+    this.#watchWal();
     this.#settle(group, outcomes);
   }
 
@@ -391,11 +399,11 @@ export class WriteQueue {
     }
   }
 
-  #periodicCheckpoint(): void {
-    this.checkpoint("PASSIVE");
+  /** After each commit (one `stat`, microseconds next to the commit's sync): is the WAL too big? */
+  #watchWal(): void {
     const size = this.#walSize();
     if (size > this.#stats.walBytesMax) this.#stats.walBytesMax = size;
-    if (size > this.#policy.walMaxBytes) this.#walPressure = true;
+    if (size > this.#walEscalateAt) this.#walPressure = true;
   }
 
   /**
@@ -412,8 +420,14 @@ export class WriteQueue {
     for (;;) {
       const done = this.checkpoint("TRUNCATE");
       const size = this.#walSize();
-      if (done || size <= this.#policy.walMaxBytes) return;
-      if (performance.now() - started >= this.#policy.walPauseBudgetMs) return;
+      if (done || size <= this.#policy.walMaxBytes) {
+        this.#walEscalateAt = this.#policy.walMaxBytes;
+        return;
+      }
+      if (performance.now() - started >= this.#policy.walPauseBudgetMs) {
+        this.#walEscalateAt = size + this.#policy.walMaxBytes;
+        return;
+      }
       await sleep(backoff);
       backoff = Math.min(backoff * 2, 16);
     }

@@ -1,0 +1,119 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+// The queue itself (not part of the public surface): built code, as every test here.
+import { DatabaseConnection } from "../dist/database-connection.js";
+import { DEFAULT_WRITE_POLICY, WriteQueue } from "../dist/write-queue.js";
+import { tempDir } from "./helpers/temp-dir.js";
+
+function queue(options: Partial<typeof DEFAULT_WRITE_POLICY> = {}) {
+  const conn = new DatabaseConnection(join(tempDir("hermes-queue-"), "q.db"), {
+    busyTimeoutMs: 5,
+    synchronous: "FULL",
+    journalSizeLimit: 1 << 20,
+    readOnly: false,
+  });
+  conn.db.pragma("journal_mode = WAL");
+  conn.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT UNIQUE)");
+  const writes = new WriteQueue(conn, { ...DEFAULT_WRITE_POLICY, ...options });
+  const values = () => conn.all<{ v: string }>("SELECT v FROM t ORDER BY id").map((r) => r.v);
+  return { conn, writes, values };
+}
+
+describe("WriteQueue", () => {
+  it("applies writes in call order; each fn runs inside a transaction", async () => {
+    const { conn, writes, values } = queue();
+    const inTx: boolean[] = [];
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        writes.run("insert", () => {
+          inTx.push(conn.inTransaction);
+          conn.run("INSERT INTO t (v) VALUES (?)", [`v${i}`]);
+          return i;
+        }),
+      ),
+    );
+    expect(values()).toEqual(Array.from({ length: 30 }, (_, i) => `v${i}`));
+    expect(inTx.every(Boolean)).toBe(true);
+    conn.close();
+  });
+
+  it("an error thrown by one write of a group rejects it alone, with its own error object", async () => {
+    const { conn, writes, values } = queue();
+    class Custom extends Error {}
+    const custom = new Custom("mine");
+    const results = await Promise.allSettled([
+      writes.run("a", () => conn.run("INSERT INTO t (v) VALUES ('a')")),
+      writes.run("b", () => {
+        conn.run("INSERT INTO t (v) VALUES ('b')");
+        throw custom; // after writing: its row must go too
+      }),
+      writes.run("dup", () => conn.run("INSERT INTO t (v) VALUES ('a')")), // UNIQUE violation
+      writes.run("c", () => conn.run("INSERT INTO t (v) VALUES ('c')")),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
+    expect((results[1] as PromiseRejectedResult).reason).toBe(custom);
+    expect((results[2] as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_CONSTRAINT_UNIQUE" });
+    expect(values()).toEqual(["a", "c"]);
+    expect(conn.inTransaction).toBe(false);
+    conn.close();
+  });
+
+  it("refuses a write unit that returns a promise (no await inside a transaction)", async () => {
+    const { conn, writes, values } = queue();
+    await expect(
+      writes.run("async", () => {
+        conn.run("INSERT INTO t (v) VALUES ('x')");
+        return Promise.resolve(1);
+      }),
+    ).rejects.toThrow(/must be synchronous/);
+    expect(values()).toEqual([]);
+    conn.close();
+  });
+
+  it("exclusive() runs alone, outside any transaction, in its place in the queue (e.g. VACUUM)", async () => {
+    const { conn, writes, values } = queue();
+    const seen: string[] = [];
+    const done = await Promise.all([
+      writes.run("before", () => conn.run("INSERT INTO t (v) VALUES ('before')")),
+      writes.exclusive("vacuum", () => {
+        seen.push(`inTransaction=${conn.inTransaction} rows=${values().length}`);
+        conn.exec("VACUUM"); // SQLite refuses VACUUM inside a transaction
+        return "vacuumed";
+      }),
+      writes.run("after", () => conn.run("INSERT INTO t (v) VALUES ('after')")),
+    ]);
+    expect(done[1]).toBe("vacuumed");
+    expect(seen).toEqual(["inTransaction=false rows=1"]);
+    expect(values()).toEqual(["before", "after"]);
+    await writes.whenIdle();
+    conn.close();
+  });
+
+  it("retries only busy/locked errors: another connection's lock is waited out, other errors are not retried", async () => {
+    const { conn, writes, values } = queue({ deadlineMs: 5000 });
+    const other = new (conn.db.constructor as typeof import("better-sqlite3"))(conn.path, { timeout: 0 });
+    other.exec("BEGIN IMMEDIATE");
+    let runs = 0;
+    const waiting = writes.run("waits", () => {
+      runs++;
+      conn.run("INSERT INTO t (v) VALUES ('waited')");
+    });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(writes.stats.busyErrors).toBeGreaterThan(0);
+    expect(runs).toBe(0); // BEGIN IMMEDIATE never got through: the unit did not run half-way
+    other.exec("COMMIT");
+    await waiting;
+    expect(runs).toBe(1);
+    expect(values()).toEqual(["waited"]);
+    let failing = 0;
+    await expect(
+      writes.run("bad", () => {
+        failing++;
+        conn.run("INSERT INTO nowhere VALUES (1)");
+      }),
+    ).rejects.toMatchObject({ code: "SQLITE_ERROR" });
+    expect(failing).toBe(1);
+    other.close();
+    conn.close();
+  });
+});
