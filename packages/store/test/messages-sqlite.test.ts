@@ -114,6 +114,38 @@ describe("messages on SQLite: rows other writers left behind", () => {
     expect((await store.exportAll())[0]?.messages[1]?.tool_calls).toEqual([]);
   });
 
+  it("reads the NaN and Infinity that Python's json.dumps writes, as json.loads would", async () => {
+    const path = join(tempDir(), "state.db");
+    const store = await open(path);
+    await store.createSession({ id: "s1", source: "cli" });
+    const pythonText = '[{"x": NaN, "y": -Infinity, "z": [Infinity], "s": "NaN, \\"Infinity\\""}]';
+    raw(path, (db) => {
+      db.prepare(
+        `INSERT INTO messages (session_id, role, tool_calls, reasoning_details, timestamp)
+         VALUES ('s1', 'assistant', ?, ?, 1)`,
+      ).run(pythonText, "[NaN]");
+      // Still invalid for Python too: a glued token, a signed NaN.
+      db.prepare(
+        `INSERT INTO messages (session_id, role, tool_calls, reasoning_details, timestamp)
+         VALUES ('s1', 'assistant', '[NaNa]', '[-NaN]', 2)`,
+      ).run();
+    });
+    const expected = [
+      { x: Number.NaN, y: Number.NEGATIVE_INFINITY, z: [Number.POSITIVE_INFINITY], s: 'NaN, "Infinity"' },
+    ];
+    const rows = await store.getMessages("s1");
+    expect(rows[0]?.tool_calls).toEqual(expected);
+    expect(rows[1]?.tool_calls).toEqual([]);
+    const conv = await store.getMessagesAsConversation("s1");
+    expect(conv[0]).toEqual({
+      role: "assistant",
+      content: null,
+      tool_calls: expected,
+      reasoning_details: [Number.NaN],
+    });
+    expect(conv[1]).toEqual({ role: "assistant", content: null, tool_calls: [], reasoning_details: null });
+  });
+
   it("stops the ancestor walk at a parent cycle", async () => {
     const path = join(tempDir(), "state.db");
     const store = await open(path);

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { InvalidArgumentError } from "../errors.js";
+import { parsePythonJson } from "../parse-python-json.js";
 import { compileQuery, param } from "../prepared-query.js";
 import { readSnapshot } from "../read-snapshot.js";
 import { sanitizeContext, stripPythonWhitespace } from "../sanitize-context.js";
@@ -92,7 +93,7 @@ function truthy(value: unknown): boolean {
 /** Parses stored JSON text; `fallback` when it does not parse (one bad row never breaks a replay). */
 function parseOr(text: string, fallback: unknown): unknown {
   try {
-    return JSON.parse(text);
+    return parsePythonJson(text);
   } catch {
     return fallback;
   }

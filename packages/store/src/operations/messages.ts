@@ -1,6 +1,7 @@
 import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
 import { InvalidArgumentError } from "../errors.js";
+import { parsePythonJson } from "../parse-python-json.js";
 import { compileQuery, param } from "../prepared-query.js";
 import type { StoreContext } from "../store-context.js";
 import type { AppendMessageInput, MessageRow } from "../types.js";
@@ -170,8 +171,7 @@ const getMessagesQ = compileQuery<{ session_id: string }>((db) =>
 export function parseToolCalls(text: string | null): MessageRow["tool_calls"] {
   if (text === null || text === "") return null;
   try {
-    const value: unknown = JSON.parse(text);
-    return value as MessageRow["tool_calls"];
+    return parsePythonJson(text) as MessageRow["tool_calls"];
   } catch {
     return [];
   }
