@@ -93,6 +93,21 @@ export const retentionSuite: ContractSuite = (backend) => {
       expect((await store.exportAll({ source: "" })).length).toBe(3);
     });
 
+    it("exportAll rows are searchSessions rows (limit 100000) plus messages", async () => {
+      const clock = manualClock(T0);
+      const store = await backend.open({ clock });
+      for (const id of ["a", "b", "c", "d"]) {
+        await seed(store, id, { source: id === "b" ? "telegram" : "cli" });
+        clock.advance(10);
+      }
+      await store.appendMessage({ sessionId: "b", role: "assistant", content: "bump" });
+      for (const source of [undefined, "cli", "telegram"]) {
+        const o = source === undefined ? {} : { source };
+        const exported = (await store.exportAll(o)).map(({ messages: _m, ...row }) => row);
+        expect(exported).toEqual(await store.searchSessions({ ...o, limit: 100_000 }));
+      }
+    });
+
     it("exportAll breaks last_active ties by started_at, then id, descending", async () => {
       const store = await backend.open({ clock: () => T0 });
       for (const id of ["a", "c", "b"]) await store.createSession({ id, source: "cli" });
