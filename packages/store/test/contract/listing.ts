@@ -118,6 +118,12 @@ export const listingContract: ContractSuite = (backend) => {
           preview: "",
         });
         expect("_lineage_root_id" in (rows[0] as object)).toBe(false);
+        // The reference's key order: the session columns, then last_active, then preview.
+        expect(Object.keys(rows[0] as object).slice(-3)).toEqual([
+          "api_call_count",
+          "last_active",
+          "preview",
+        ]);
       });
 
       it("filters by source and excludeSources; empty filters mean none", async () => {
@@ -373,6 +379,7 @@ export const listingContract: ContractSuite = (backend) => {
         expect(row.user_id).toBe("u");
         expect(row.parent_session_id).toBeNull();
         expect(row.last_active).toBeGreaterThan(tip?.started_at ?? Number.POSITIVE_INFINITY);
+        expect(Object.keys(row).slice(-3)).toEqual(["last_active", "preview", "_lineage_root_id"]);
       });
 
       it("projectCompressionTips: false gives the raw root row", async () => {
