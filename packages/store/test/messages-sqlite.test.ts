@@ -4,6 +4,7 @@ import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { manualClock } from "./contract/harness.js";
+import { startChild } from "./helpers/child-process.js";
 import { copyOfSample, tempDir } from "./helpers/temp-dir.js";
 
 const opened: SessionStore[] = [];
@@ -251,6 +252,76 @@ describe("messages on SQLite: files the store writes stay sound", () => {
     expect(statSync(`${path}-wal`).size).toBe(0);
     expect((await store.getMessages("keep")).map((m) => m.content)).toEqual(["small"]);
     checkIntegrity(path);
+  });
+});
+
+describe("retention on SQLite: another process holds the lock", () => {
+  it("vacuum waits on timers while another process writes, then runs", async () => {
+    const path = join(tempDir(), "state.db");
+    const store = await open(path);
+    await store.createSession({ id: "s1", source: "cli" });
+    await store.appendMessage({ sessionId: "s1", role: "user", content: "mine" });
+    const holder = startChild("lock-holder.mjs", [path, "600", "commit", "3"]);
+    await holder.waitForLine("locked");
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    try {
+      await store.vacuum();
+    } finally {
+      clearInterval(timer);
+    }
+    // The event loop kept running while VACUUM waited for the lock (no blocking busy handler).
+    expect(ticks).toBeGreaterThan(5);
+    expect((await holder.exited).code).toBe(0);
+    // The other process's transaction committed before the VACUUM, and both survive it.
+    expect(await store.messageCount()).toBe(4);
+    await store.close();
+    checkIntegrity(path);
+  });
+
+  it("vacuum gives up with STORE_BUSY past the write deadline, and the store keeps working", async () => {
+    const path = join(tempDir(), "state.db");
+    const store = await openSessionStore({ path, writeDeadlineMs: 300 });
+    opened.push(store);
+    await store.createSession({ id: "s1", source: "cli" });
+    const holder = startChild("lock-holder.mjs", [path, "0", "hang", "1"]);
+    try {
+      await holder.waitForLine("locked");
+      const error = await store.vacuum().then(
+        () => null,
+        (e: unknown) => e as { code?: string },
+      );
+      expect(error?.code).toBe("STORE_BUSY");
+    } finally {
+      holder.process.kill("SIGKILL");
+      await holder.exited;
+    }
+    await store.appendMessage({ sessionId: "s1", role: "user", content: "after" });
+    await store.vacuum();
+    expect((await store.getMessages("s1")).map((m) => m.content)).toEqual(["after"]);
+  });
+
+  it("maybeAutoPruneAndVacuum returns a prune blocked past the deadline as an error, records nothing", async () => {
+    const path = join(tempDir(), "state.db");
+    const clock = manualClock(1_767_225_600);
+    const store = await openSessionStore({ path, writeDeadlineMs: 300, clock });
+    opened.push(store);
+    await store.createSession({ id: "old", source: "cli" });
+    await store.endSession("old", "user_exit");
+    clock.advance(100 * 86_400);
+    const holder = startChild("lock-holder.mjs", [path, "0", "hang", "0"]);
+    await holder.waitForLine("locked");
+    // A writer that never lets go: the prune times out, which comes back as an error, not a throw.
+    const blocked = await store.maybeAutoPruneAndVacuum();
+    expect(blocked).toMatchObject({ skipped: false, pruned: 0, vacuumed: false, error: expect.any(String) });
+    expect(await store.getMeta("last_auto_prune")).toBeNull();
+    holder.process.kill("SIGKILL");
+    await holder.exited;
+    expect(await store.maybeAutoPruneAndVacuum()).toStrictEqual({
+      skipped: false,
+      pruned: 1,
+      vacuumed: true,
+    });
   });
 });
 
