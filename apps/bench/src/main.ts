@@ -144,6 +144,7 @@ async function main(options: BenchOptions): Promise<number> {
     }
     writeFileSync(join(out, `${scenario.name}.json`), `${JSON.stringify(report, null, 2)}\n`);
     writeFileSync(join(out, `${scenario.name}.svg`), await renderSvg(chart));
+    if (report.status === "error" && reply.type === "result") failed++;
     const scenarioRows = report.cases.map((result) => ({ scenario: scenario.name, result }));
     rows.push(...scenarioRows);
     process.stdout.write(`\n### ${scenario.name}: ${scenario.title}\n\n${markdownTable(scenarioRows)}\n`);

@@ -1,8 +1,23 @@
 import type { Scenario } from "../scenario.js";
 import { appendScenario } from "./append.js";
+import { contentionScenario } from "./contention.js";
+import { exportScenario } from "./export.js";
+import { forkScenario } from "./fork.js";
+import { groupCommitScenario } from "./group-commit.js";
 import { listScenario } from "./list.js";
+import { migrateScenario } from "./migrate.js";
 import { resumeScenario } from "./resume.js";
 import { searchScenario } from "./search.js";
 
 /** Every scenario, in the order a full run executes them. */
-export const SCENARIOS: readonly Scenario[] = [appendScenario, listScenario, resumeScenario, searchScenario];
+export const SCENARIOS: readonly Scenario[] = [
+  appendScenario,
+  groupCommitScenario,
+  contentionScenario,
+  resumeScenario,
+  listScenario,
+  searchScenario,
+  exportScenario,
+  forkScenario,
+  migrateScenario,
+];

@@ -14,7 +14,8 @@ export function toAppendInput(sessionId: string, m: GeneratedMessage, suffix = "
   return {
     sessionId,
     role: m.role,
-    content: m.content === null ? null : m.content + suffix,
+    // A suffix (a unique marker) turns empty content into the marker alone, so every row is distinct.
+    content: suffix === "" ? m.content : (m.content ?? "") + suffix,
     toolName: m.tool_name,
     toolCalls: m.tool_call_list,
     toolCallId: m.tool_call_id,

@@ -1,0 +1,100 @@
+/**
+ * A writer process of the `contention` scenario: opens the file (through the store, or raw
+ * better-sqlite3 for the baseline), waits for the parent's "go" so all writers start together,
+ * appends its messages one per transaction and reports every latency, its event-loop delay and
+ * the store's retry counters.
+ */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { openSessionStore, type SessionStore } from "@hermes/store";
+import { openRawConnection } from "../raw-connection.js";
+import { generateMessages, RawAppender, toAppendInput } from "../scenarios/message-fixtures.js";
+
+/** The parent's instructions. */
+export interface AppendWorkerRequest {
+  mode: "store" | "raw";
+  path: string;
+  sessionId: string;
+  count: number;
+  seed: number;
+  worker: number;
+}
+
+/** The worker's report. */
+export interface AppendWorkerReport {
+  type: "done";
+  worker: number;
+  latenciesMs: number[];
+  /** Epoch milliseconds (high resolution) of the first append's start and the last one's end. */
+  startedAt: number;
+  endedAt: number;
+  errors: number;
+  firstError: string | null;
+  retries: number;
+  busyErrors: number;
+  waitedMs: number;
+  eventLoopP99Ms: number;
+  eventLoopMaxMs: number;
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+process.once("message", async (request: AppendWorkerRequest) => {
+  const messages = generateMessages(request.seed + request.worker, request.count);
+  let store: SessionStore | undefined;
+  let append: (i: number) => unknown;
+  let closeRaw = () => {};
+  if (request.mode === "store") {
+    const s = await openSessionStore({ path: request.path });
+    store = s;
+    append = (i) =>
+      s.appendMessage(toAppendInput(request.sessionId, messages[i]!, ` [w${request.worker}-${i}]`));
+  } else {
+    const db = openRawConnection(request.path);
+    const appender = new RawAppender(db);
+    append = (i) =>
+      appender.append(toAppendInput(request.sessionId, messages[i]!, ` [w${request.worker}-${i}]`));
+    closeRaw = () => db.close();
+  }
+  process.send?.({ type: "ready" });
+  await new Promise<void>((resolve) => process.once("message", () => resolve()));
+
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | null = null;
+  const startedAt = now();
+  for (let i = 0; i < request.count; i++) {
+    const t0 = performance.now();
+    try {
+      await append(i);
+    } catch (error) {
+      errors++;
+      firstError ??=
+        error instanceof Error
+          ? `${(error as { code?: string }).code ?? error.name}: ${error.message}`
+          : String(error);
+    }
+    latencies.push(performance.now() - t0);
+  }
+  const endedAt = now();
+  histogram.disable();
+  const stats = store?.stats();
+  await store?.close();
+  closeRaw();
+  const report: AppendWorkerReport = {
+    type: "done",
+    worker: request.worker,
+    latenciesMs: latencies,
+    startedAt,
+    endedAt,
+    errors,
+    firstError,
+    retries: stats?.retries ?? 0,
+    busyErrors: stats?.busyErrors ?? 0,
+    waitedMs: stats?.waitedMs ?? 0,
+    eventLoopP99Ms: histogram.percentile(99) / 1e6,
+    eventLoopMaxMs: histogram.max / 1e6,
+  };
+  process.send?.(report, () => process.exit(0));
+});
