@@ -65,12 +65,15 @@ const BATCH_SESSIONS = 200;
 const MAX_REPORTED = 100;
 
 const sessionPlaceholders = SESSION_COLUMNS.map((c) => `:${c.name}`).join(", ");
-const messagePlaceholders = MESSAGE_COLUMNS.map((c) =>
-  // Keep the message id unless another row already has it (importing into a non-empty file).
-  c.name === "id"
-    ? "CASE WHEN :id IS NULL OR EXISTS (SELECT 1 FROM messages WHERE id = :id) THEN NULL ELSE :id END"
-    : `:${c.name}`,
-).join(", ");
+// Keep the message id unless another row already has it (importing into a non-empty file).
+// A taken id is replaced by one above `:floor` (the largest id in the source, when known), so
+// the new id cannot take the id of a message imported later and renumber it in turn.
+const NEW_ID_SQL = `CASE WHEN :id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM messages WHERE id = :id) THEN :id
+    WHEN :floor > (SELECT COALESCE(MAX(id), 0) FROM messages) THEN :floor + 1
+    ELSE NULL END`;
+const messagePlaceholders = MESSAGE_COLUMNS.map((c) => (c.name === "id" ? NEW_ID_SQL : `:${c.name}`)).join(
+  ", ",
+);
 
 const INSERT_SESSION_SQL = `INSERT INTO sessions (${SESSION_COLUMN_SQL}) VALUES (${sessionPlaceholders})`;
 const UPDATE_SESSION_SQL = `UPDATE sessions SET ${SESSION_COLUMNS.filter((c) => c.name !== "id")
@@ -110,26 +113,26 @@ function sameContent(ctx: StoreContext, stored: Record<string, unknown>, s: Port
   return true;
 }
 
-function insertMessages(ctx: StoreContext, messages: readonly StoredMessageRow[]): void {
+function insertMessages(ctx: StoreContext, messages: readonly StoredMessageRow[], floor: number): void {
   const stmt = ctx.conn.statement(INSERT_MESSAGE_SQL);
-  for (const m of messages) stmt.run(m);
+  for (const m of messages) stmt.run({ ...m, floor });
 }
 
 /** Writes one session inside the caller's write unit. */
-function writeSession(ctx: StoreContext, p: Pending, onConflict: "skip" | "replace"): Outcome {
+function writeSession(ctx: StoreContext, p: Pending, onConflict: "skip" | "replace", floor: number): Outcome {
   const { messages, ...row } = p.session;
   const values: SessionRow = p.detach ? { ...row, parent_session_id: null } : row;
   const stored = ctx.conn.get<Record<string, unknown>>(SELECT_SESSION_SQL, [values.id]);
   if (stored === undefined) {
     ctx.conn.statement(INSERT_SESSION_SQL).run(values);
-    insertMessages(ctx, messages);
+    insertMessages(ctx, messages, floor);
     return "imported";
   }
   if (sameContent(ctx, stored, { ...values, messages })) return "unchanged";
   if (onConflict === "skip") return "conflict";
   ctx.conn.run(DELETE_MESSAGES_SQL, [values.id]);
   ctx.conn.statement(UPDATE_SESSION_SQL).run(values);
-  insertMessages(ctx, messages);
+  insertMessages(ctx, messages, floor);
   return "replaced";
 }
 
@@ -152,6 +155,8 @@ class BatchWriter {
   constructor(
     private readonly ctx: StoreContext,
     private readonly onConflict: "skip" | "replace",
+    /** The largest message id of the source (0 when unknown): renumbered ids go above it. */
+    private readonly idFloor = 0,
   ) {}
 
   async add(p: Pending): Promise<void> {
@@ -169,7 +174,7 @@ class BatchWriter {
     // Outcomes are collected inside the unit and applied after COMMIT: a unit retried after a
     // busy error runs again from the start and must not count twice.
     const outcomes = await this.ctx.writes.run("importSessions", () =>
-      batch.map((p) => writeSession(this.ctx, p, this.onConflict)),
+      batch.map((p) => writeSession(this.ctx, p, this.onConflict, this.idFloor)),
     );
     const r = this.report;
     outcomes.forEach((outcome, i) => {
@@ -287,6 +292,17 @@ function decodeLine(bytes: Buffer): unknown {
   }
 }
 
+/** The `id` of a rejected line when it has one, to explain why its children are rejected. */
+function badLineId(bytes: Buffer): string | null {
+  try {
+    const value: unknown = decodeLine(bytes);
+    const id = typeof value === "object" && value !== null ? (value as { id?: unknown }).id : undefined;
+    return typeof id === "string" && id !== "" ? id : null;
+  } catch {
+    return null;
+  }
+}
+
 const isBlank = (bytes: Buffer) => bytes.every((b) => b === 32 || b === 9 || b === 13);
 
 async function importFile(
@@ -298,6 +314,9 @@ async function importFile(
   const reject = (line: number, message: string) => invalid.push({ line, message });
   const entries: LineEntry[] = [];
   const byId = new Map<string, LineEntry>();
+  /** Ids of rejected lines: their children are rejected too, naming the line. */
+  const badIds = new Map<string, number>();
+  let maxMessageId = 0;
   let sawHeader = false;
 
   // Pass 1: validate every line and note where each session is.
@@ -316,6 +335,7 @@ async function importFile(
         const other = byId.get(s.id);
         if (other !== undefined)
           throw new PortableValidationError(`session ${s.id} already appears on line ${other.line}`);
+        for (const m of s.messages) if (m.id !== null && m.id > maxMessageId) maxMessageId = m.id;
         const entry: LineEntry = {
           line,
           offset,
@@ -330,6 +350,8 @@ async function importFile(
         if (!(error instanceof PortableValidationError)) throw error;
         reject(line, error.message);
         if (!sawHeader) break; // not a sessions file at all: stop at line 1
+        const id = badLineId(bytes);
+        if (id !== null && !badIds.has(id)) badIds.set(id, line);
       }
       if (entries.length % 10_000 === 0) await new Promise((r) => setImmediate(r));
     }
@@ -368,7 +390,9 @@ async function importFile(
       let problem: string | null = null;
       if (e.parent !== null) {
         const ps = parent === undefined ? undefined : state.get(parent);
-        if (parent === undefined) {
+        if (parent === undefined && badIds.has(e.parent)) {
+          problem = `parent session ${e.parent} (line ${badIds.get(e.parent)}) cannot be imported`;
+        } else if (parent === undefined) {
           if (!exists(e.parent)) {
             if (opts.missingParent === "detach") e.detach = true;
             else problem = `parent session ${e.parent} is neither in the file nor in the database`;
@@ -393,7 +417,7 @@ async function importFile(
   }
 
   // Pass 2: write in the planned order, reading each line again at its offset.
-  const writer = new BatchWriter(ctx, opts.onConflict);
+  const writer = new BatchWriter(ctx, opts.onConflict, maxMessageId);
   writer.report.invalid = invalid.slice(0, MAX_REPORTED);
   const handle = await open(path, "r");
   try {
