@@ -56,13 +56,60 @@ function toolUseBlocks(toolCalls: unknown): AnthropicContentBlock[] {
   return blocks;
 }
 
+/** What the API gets for a call the history has no result for (e.g. an interrupted turn). */
+export const MISSING_TOOL_RESULT = "No result was recorded for this tool call.";
+
+/**
+ * The API requires every `tool_use` to be answered by a `tool_result` in the very next user turn,
+ * and every `tool_result` to answer a `tool_use` of the turn before. Stored histories break both
+ * (a call whose result was never written, a window that starts after the call), so: a missing
+ * result becomes an error result saying so; a result with no call becomes a text block.
+ */
+function pairToolResults(messages: AnthropicMessage[]): void {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role !== "user") continue;
+    const prev = messages[i - 1];
+    const asked = new Set(
+      prev?.role === "assistant" ? prev.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])) : [],
+    );
+    const answered = new Set<string>();
+    const results: AnthropicContentBlock[] = [];
+    const rest: AnthropicContentBlock[] = [];
+    for (const b of m.content) {
+      if (b.type !== "tool_result") rest.push(b);
+      else if (asked.has(b.tool_use_id) && !answered.has(b.tool_use_id)) {
+        answered.add(b.tool_use_id);
+        results.push(b);
+      } else
+        rest.push({ type: "text", text: `Tool result (${b.tool_use_id || "unknown call"}):\n${b.content}` });
+    }
+    for (const id of asked) {
+      if (!answered.has(id))
+        results.push({ type: "tool_result", tool_use_id: id, content: MISSING_TOOL_RESULT, is_error: true });
+    }
+    // Results in the order of the calls, as the API expects them.
+    const order = [...asked];
+    results.sort(
+      (a, b) =>
+        order.indexOf((a as { tool_use_id: string }).tool_use_id) -
+        order.indexOf((b as { tool_use_id: string }).tool_use_id),
+    );
+    m.content = [...results, ...rest];
+  }
+  // An assistant turn with calls followed by another assistant turn cannot happen (same-role
+  // turns are merged); a last turn with calls is left open for the caller to answer.
+}
+
 /**
  * Converts a conversation in the OpenAI chat shape (`getMessagesAsConversation`) to the
  * Anthropic Messages shape: `system` messages join the system prompt; assistant tool calls
  * become `tool_use` blocks; `tool` messages become `tool_result` blocks of a user turn;
  * consecutive turns of the same role are merged (the API wants alternating roles, and all
  * results of one assistant turn in the next user turn); empty text is dropped (the API rejects
- * empty text blocks). Reasoning is not carried: Anthropic thinking blocks need the provider's
+ * empty text blocks); a call without a recorded result gets an error result
+ * ({@link MISSING_TOOL_RESULT}) and a result without its call becomes text, so the output is
+ * accepted by the API as is. Reasoning is not carried: Anthropic thinking blocks need the provider's
  * signature, which other providers' reasoning lacks.
  *
  * @example
@@ -105,6 +152,7 @@ export function toAnthropicMessages(
         push("user", text(m.content));
     }
   }
+  pairToolResults(messages);
   const out: AnthropicConversation = { messages };
   if (system.length > 0) out.system = system.join("\n\n");
   return out;
