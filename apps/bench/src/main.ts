@@ -147,7 +147,10 @@ async function main(options: BenchOptions): Promise<number> {
     if (report.status === "error" && reply.type === "result") failed++;
     const scenarioRows = report.cases.map((result) => ({ scenario: scenario.name, result }));
     rows.push(...scenarioRows);
-    process.stdout.write(`\n### ${scenario.name}: ${scenario.title}\n\n${markdownTable(scenarioRows)}\n`);
+    process.stdout.write(
+      `\n### ${scenario.name}: ${scenario.title}\n\n${markdownTable(scenarioRows)}\n\n` +
+        `Scenario process: peak RSS ${report.peakRssMb} MB, ${(report.durationMs / 1000).toFixed(1)} s.\n`,
+    );
     process.stderr.write(
       `  done in ${(reply.durationMs / 1000).toFixed(1)}s, peak RSS ${reply.peakRssMb} MB\n`,
     );

@@ -15,7 +15,7 @@ export const appendScenario: Scenario = {
   description:
     "Sequential appendMessage calls (generated messages, 10% CJK, tool calls) on a fresh v11 file with both FTS tables and their triggers, next to the same INSERT + counter UPDATE in BEGIN IMMEDIATE with raw better-sqlite3 on an identical file.",
   async run(ctx) {
-    const iterations = ctx.quick ? 100 : Math.max(200, Math.round(6000 * Math.min(1, ctx.scale * 2)));
+    const iterations = ctx.quick ? 100 : Math.max(200, Math.round(4000 * Math.min(1, ctx.scale * 2)));
     const warmup = ctx.quick ? 20 : 300;
     const storePath = join(ctx.workDir, "append-store.db");
     const rawPath = join(ctx.workDir, "append-raw.db");

@@ -66,7 +66,7 @@ export const forkScenario: Scenario = {
       .forkSession;
     const plan = ctx.quick
       ? { warmup: 0, iterations: 2, rounds: 2 }
-      : { warmup: 0, iterations: 3, rounds: 3, budgetMs: 120_000 };
+      : { warmup: 0, iterations: 2, rounds: 2 };
     try {
       const samples = await measureAlternating(
         async () => {

@@ -56,7 +56,7 @@ export const groupCommitScenario: Scenario = {
   description:
     "1, 8, 32 and 128 async callers in one process append concurrently (synchronous=FULL) through the store; next to the same appends each committed in its own BEGIN IMMEDIATE transaction with raw better-sqlite3 behind a FIFO, at the same concurrency.",
   async run(ctx) {
-    const total = ctx.quick ? 64 : Math.max(256, Math.round(4096 * Math.min(1, ctx.scale * 2)));
+    const total = ctx.quick ? 64 : Math.max(256, Math.round(2048 * Math.min(1, ctx.scale * 2)));
     const messages = generateMessages(ctx.seed + 21, 4096);
     const cases: CaseResult[] = [];
     const points: Array<{ x: number; side: string; opsPerSec: number | null; p99Ms: number | null }> = [];

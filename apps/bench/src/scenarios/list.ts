@@ -98,7 +98,7 @@ async function measureCase(
   const samples = await measureAlternating(
     missing === null ? ours : () => Promise.reject(new Error(missing)),
     raw,
-    { ...plan, rounds: 6, budgetMs: 30_000 },
+    { ...plan, rounds: 6, budgetMs: 15_000 },
   );
   const c = caseFromSamples(name, method, samples);
   if (missing !== null) c.note = missing;

@@ -173,7 +173,7 @@ export const searchScenario: Scenario = {
     const missing = missingMethod(store, "searchMessages");
     const plan = ctx.quick
       ? { warmup: 1, iterations: 6, rounds: 2 }
-      : { warmup: 2, iterations: 30, rounds: 6, budgetMs: 12_000 };
+      : { warmup: 2, iterations: 30, rounds: 6, budgetMs: 10_000 };
     const cases: CaseResult[] = [];
     try {
       for (const q of SEARCH_QUERIES) {
