@@ -45,7 +45,10 @@ try {
     "show",
     "Fix Docker build",
   ]);
-  run("Tool calls, tool results and folded reasoning", ["show", seeded.ids.dockerRoot.slice(0, 10)]);
+  run("Tool calls, tool results and folded reasoning (a unique id prefix is enough)", [
+    "show",
+    seeded.ids.dockerRoot.slice(0, 15),
+  ]);
   run("Full-text search, with the session title, source, time and context", [
     "search",
     "docker",

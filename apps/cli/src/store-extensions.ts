@@ -70,9 +70,7 @@ export interface StoreExtensions {
     until?: number;
     source?: string;
   }): Promise<UsageRow[]>;
-  getLineage(
-    id: string,
-  ): Promise<{
+  getLineage(id: string): Promise<{
     root_id: string;
     ancestors: LineageEntry[];
     descendants: LineageEntry[];

@@ -78,10 +78,11 @@ export function cliOn(db: string, args: string[], o: { env?: Record<string, stri
  * Runs the CLI inside a pseudo-terminal (util-linux `script`), so stdout is a TTY; returns
  * what the terminal received (with `\r\n` line ends).
  */
-export function cliInPty(args: string[], env: Record<string, string> = {}): CliResult {
+export function cliInPty(args: string[], input = "", env: Record<string, string> = {}): CliResult {
   const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
   const command = [process.execPath, CLI_MAIN, ...args].map(quote).join(" ");
   const r = spawnSync("script", ["-qec", command, "/dev/null"], {
+    input,
     env: {
       ...process.env,
       TZ: "UTC",

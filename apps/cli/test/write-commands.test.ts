@@ -1,0 +1,189 @@
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cliInPty, cliOn, copyOfSample, fingerprint, oneErrorLine, tempDir } from "./helpers/cli.js";
+import { seededDb } from "./helpers/seed.js";
+
+const json = <T>(r: { stdout: string; stderr: string; code: number | null }): T => {
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as T;
+};
+
+describe("title", () => {
+  it("sets, reads back, clears; conflicts and over-long titles fail with one line", async () => {
+    const db = await seededDb();
+    const set = cliOn(db.path, ["title", db.ids.telegram, "Memory gap investigation"]);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toBe(`${db.ids.telegram} is now 'Memory gap investigation'\n`);
+    // The new title resolves the session.
+    expect(cliOn(db.path, ["title", "Memory gap investigation"]).stdout).toBe("Memory gap investigation\n");
+    const conflict = cliOn(db.path, ["title", db.ids.discord, "Memory gap investigation"]);
+    expect(conflict.code).toBe(1);
+    expect(oneErrorLine(conflict)).toBe(
+      `error: Title 'Memory gap investigation' is already in use by session ${db.ids.telegram} [TITLE_CONFLICT]`,
+    );
+    const long = cliOn(db.path, ["title", db.ids.discord, "x".repeat(101)]);
+    expect(long.code).toBe(1);
+    expect(oneErrorLine(long)).toMatch(/Title too long \(101 chars, max 100\) \[TITLE_TOO_LONG\]/);
+    const cleared = json<{ id: string; title: string | null }>(
+      cliOn(db.path, ["title", db.ids.telegram, "--clear", "--json"]),
+    );
+    expect(cleared).toEqual({ id: db.ids.telegram, title: null });
+    expect(cliOn(db.path, ["title", "--next", "Fix Docker build"]).stdout).toBe("Fix Docker build #3\n");
+    expect(cliOn(db.path, ["title", "--next", "x", db.ids.telegram]).code).toBe(2);
+    expect(cliOn(db.path, ["title"]).code).toBe(2);
+  });
+});
+
+describe("fork", () => {
+  it("copies the messages into a child titled by the lineage rule, or up to --at", async () => {
+    const db = await seededDb();
+    const fork = json<{ id: string; parent_session_id: string; title: string; message_count: number }>(
+      cliOn(db.path, ["fork", db.ids.discord, "--json"]),
+    );
+    expect(fork.parent_session_id).toBe(db.ids.discord);
+    expect(fork.title).toBe("Flaky websocket test #2");
+    expect(fork.message_count).toBe(4);
+    const shown = json<{ messages: Array<{ id: number; content: string }> }>(
+      cliOn(db.path, ["show", db.ids.discord, "--json"]),
+    );
+    const at = shown.messages[1]!.id;
+    // By title, 'Flaky websocket test' now means the newest of its lineage (the fork above).
+    expect(json<{ id: string }>(cliOn(db.path, ["show", "Flaky websocket test", "--json"])).id).toBe(fork.id);
+    const partial = cliOn(db.path, ["fork", db.ids.discord, "--at", String(at), "--title", "Plan B"]);
+    expect(partial.code, partial.stderr).toBe(0);
+    expect(partial.stdout).toMatch(/^Forked \S+ → \S+ 'Plan B' \(2 messages\)\n$/);
+    const plan = json<{ messages: Array<{ content: string }> }>(cliOn(db.path, ["show", "Plan B", "--json"]));
+    expect(plan.messages.map((m) => m.content)).toEqual(shown.messages.slice(0, 2).map((m) => m.content));
+    const bad = cliOn(db.path, ["fork", db.ids.discord, "--at", "abc"]);
+    expect(bad.code).toBe(2);
+  });
+});
+
+describe("prune and delete", () => {
+  it("prune --dry-run lists, prune deletes ended sessions older than N days, --source narrows", async () => {
+    const db = await seededDb();
+    const dry = cliOn(db.path, ["prune", "--older-than", "7", "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(db.ids.oldCron);
+    expect(dry.stdout).toMatch(
+      /Would delete 2 ended session\(s\) started more than 7 day\(s\) ago \(dry run\)\./,
+    );
+    expect(json<unknown[]>(cliOn(db.path, ["list", "--json", "--all", "--limit", "100"]))).toHaveLength(8);
+    const other = cliOn(db.path, ["prune", "--older-than", "7", "--source", "telegram"]);
+    expect(other.stdout).toMatch(/Deleted 0 ended session\(s\)/);
+    const done = json<{ pruned: number; sessions: Array<{ id: string }> }>(
+      cliOn(db.path, ["prune", "--older-than", "7", "--json"]),
+    );
+    expect(done.pruned).toBe(2);
+    expect(done.sessions.map((s) => s.id)).toContain(db.ids.oldCron);
+    expect(json<unknown[]>(cliOn(db.path, ["list", "--json", "--all", "--limit", "100"]))).toHaveLength(6);
+    expect(cliOn(db.path, ["prune"]).code).toBe(2); // --older-than is required
+    expect(cliOn(db.path, ["prune", "--older-than", "-3"]).code).toBe(2);
+  });
+
+  it("delete refuses without --yes when there is no terminal, deletes with it", async () => {
+    const db = await seededDb();
+    const before = fingerprint(db.path);
+    const refused = cliOn(db.path, ["delete", db.ids.telegram]);
+    expect(refused.code).toBe(1);
+    expect(oneErrorLine(refused)).toMatch(/Refusing to delete .* without --yes/);
+    expect(fingerprint(db.path)).toBe(before);
+    const done = cliOn(db.path, ["delete", db.ids.telegram, "--yes"]);
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout).toBe(`Deleted ${db.ids.telegram}.\n`);
+    const gone = cliOn(db.path, ["show", db.ids.telegram]);
+    expect(gone.code).toBe(1);
+  });
+
+  it("delete asks on a terminal: 'n' keeps the session, 'y' deletes it", async () => {
+    const db = await seededDb();
+    const ids = () =>
+      json<Array<{ id: string }>>(cliOn(db.path, ["list", "--json", "--all", "--limit", "100"])).map(
+        (s) => s.id,
+      );
+    const no = cliInPty(["--db", db.path, "delete", db.ids.discord], "n\n");
+    expect(no.stdout).toMatch(/Delete session .* and its 4 messages\? \[y\/N\]/);
+    expect(no.stdout).toContain("Nothing deleted.");
+    expect(ids()).toContain(db.ids.discord);
+    const yes = cliInPty(["--db", db.path, "delete", db.ids.discord], "y\n");
+    expect(yes.stdout).toContain(`Deleted ${db.ids.discord}.`);
+    expect(ids()).not.toContain(db.ids.discord);
+    // Its delegated child is kept, unlinked.
+    expect(ids()).toContain(db.ids.delegate);
+  });
+});
+
+describe("export and import", () => {
+  it("round trip: export → import into a new file → the same sessions and messages; twice adds nothing", async () => {
+    const db = await seededDb();
+    const dir = tempDir();
+    const file = join(dir, "backup.jsonl");
+    const exported = cliOn(db.path, ["export", "--out", file]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stderr).toBe(`Exported 8 session(s) to ${file}\n`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const target = join(dir, "restored.db");
+    const first = cliOn(target, ["import", file]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/^Imported 8 session\(s\) with 25 message\(s\); 0 already present/);
+    const again = json<{ sessionsImported: number; sessionsUnchanged: number }>(
+      cliOn(target, ["import", file, "--json"]),
+    );
+    expect(again).toMatchObject({ sessionsImported: 0, sessionsUnchanged: 8 });
+    // Same content: the exports of both files differ only in the header's time.
+    const a = cliOn(db.path, ["export"]).stdout.split("\n").slice(1);
+    const b = cliOn(target, ["export"]).stdout.split("\n").slice(1);
+    expect(b).toEqual(a);
+  });
+
+  it("a bad JSONL line is named by its line number and nothing from the file is written", async () => {
+    const db = await seededDb();
+    const dir = tempDir();
+    const good = cliOn(db.path, ["export", db.ids.telegram]).stdout.trimEnd().split("\n");
+    const file = join(dir, "bad.jsonl");
+    writeFileSync(file, `${good[0]}\n${good[1]}\n{"id": "broken", \n`);
+    const target = join(dir, "target.db");
+    const r = cliOn(target, ["import", file]);
+    expect(r.code).toBe(1);
+    expect(oneErrorLine(r)).toMatch(/line 3/);
+    expect(oneErrorLine(r)).toMatch(/\[IMPORT_INVALID\]$/);
+    if (existsSync(target)) {
+      expect(json<unknown[]>(cliOn(target, ["list", "--json", "--all"]))).toEqual([]);
+    }
+    // --skip-invalid imports the good line and lists the bad one.
+    const skipped = cliOn(target, ["import", file, "--skip-invalid"]);
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect(skipped.stdout).toMatch(/Imported 1 session\(s\)/);
+    expect(skipped.stdout).toMatch(/skipped: line 3: /);
+  });
+
+  it("an unreadable import file fails before any database is created", () => {
+    const dir = tempDir();
+    const target = join(dir, "never.db");
+    const missing = cliOn(target, ["import", join(dir, "nope.jsonl")]);
+    expect(missing.code).toBe(1);
+    expect(oneErrorLine(missing)).toBe(`error: Cannot read ${join(dir, "nope.jsonl")}: no such file`);
+    const directory = cliOn(target, ["import", dir]);
+    expect(directory.code).toBe(1);
+    expect(oneErrorLine(directory)).toBe(`error: Cannot read ${dir}: not a regular file`);
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it("export --format json and md to a file; the sample's export imports into an empty file", () => {
+    const sample = copyOfSample();
+    const dir = tempDir();
+    const jsonFile = join(dir, "all.json");
+    expect(cliOn(sample, ["export", "--format", "json", "--out", jsonFile]).code).toBe(0);
+    const all = JSON.parse(readFileSync(jsonFile, "utf8")) as Array<{ id: string; messages: unknown[] }>;
+    expect(all).toHaveLength(13);
+    expect(all.reduce((n, s) => n + s.messages.length, 0)).toBe(109);
+    const md = join(dir, "one.md");
+    expect(cliOn(sample, ["export", "20260102_120000_tg0001", "--format", "md", "--out", md]).code).toBe(0);
+    expect(readFileSync(md, "utf8")).toContain("记忆断裂");
+    const jsonl = join(dir, "all.jsonl");
+    expect(cliOn(sample, ["export", "--out", jsonl]).code).toBe(0);
+    const r = cliOn(join(dir, "copy.db"), ["import", jsonl, "--json"]);
+    expect(JSON.parse(r.stdout)).toMatchObject({ sessionsImported: 13, messagesImported: 109 });
+  });
+});
