@@ -252,3 +252,13 @@ describe("JSONL export and import on real files", () => {
     expect(await store.messageCount({ sessionId: "20260101_090000_cli001" })).toBe(5);
   });
 });
+
+describe("export destinations", () => {
+  it("refuses a destination it cannot write, leaving nothing behind", async () => {
+    const store = await open(copyOfSample());
+    const dir = join(tempDir(), "missing-dir");
+    const err = await rejection(store.exportJsonl(join(dir, "x.jsonl")));
+    expect(err.code).toBe("INVALID_ARGUMENT");
+    expect((await rejection(store.exportJsonl(42 as unknown as string))).code).toBe("INVALID_ARGUMENT");
+  });
+});

@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { open, rename, rm } from "node:fs/promises";
+import { type FileHandle, open, rename, rm } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
 import type { StoreContext } from "../store-context.js";
 import { type ExportStreamOptions, exportEvents, exportFilter } from "./export-stream.js";
@@ -30,7 +30,16 @@ async function fileSink(path: string): Promise<ChunkSink> {
   // Written beside the target and renamed at the end: a crash never leaves a truncated file
   // under the final name. 0600: exports hold whole conversations.
   const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  const handle = await open(temp, "wx", 0o600);
+  let handle: FileHandle;
+  try {
+    handle = await open(temp, "wx", 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new InvalidArgumentError(
+      "destination",
+      `cannot write ${path} (${code ?? (error as Error).message})`,
+    );
+  }
   let buffered = "";
   let bytes = 0;
   const flush = async () => {
