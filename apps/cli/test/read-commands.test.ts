@@ -1,5 +1,28 @@
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { cliOn, copyOfSample, fingerprint } from "./helpers/cli.js";
+import { cliOn, copyOfSample, fingerprint, SAMPLE_DB } from "./helpers/cli.js";
+
+/** Every reference table's rows and every reference schema object, as text. */
+function referenceDump(path: string): string {
+  const db = new Database(path, { readonly: true });
+  try {
+    const parts = ["schema_version", "sessions", "messages", "state_meta"].map((t) =>
+      JSON.stringify(db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all()),
+    );
+    parts.push(
+      JSON.stringify(
+        db
+          .prepare(
+            "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE '%hermes\\_search%' ESCAPE '\\' ORDER BY name",
+          )
+          .all(),
+      ),
+    );
+    return parts.join("\n");
+  } finally {
+    db.close();
+  }
+}
 
 // Every read command runs on a copy of the file the Python original wrote, and must leave its
 // bytes exactly as they were.
@@ -64,6 +87,12 @@ describe("read commands on the reference's sample file", () => {
     const byTitle = readOnly(["show", "Fix Docker Build"]);
     expect(byTitle.code).toBe(0);
     expect(byTitle.stdout).toContain("Fix Docker Build #2  20260101_093000_cli002");
+    // The lineage, with the kind of each link.
+    expect(byTitle.stdout).toContain("lineage 20260101_090000_cli001 'Fix Docker Build' ─compression→ this");
+    expect(byId.stdout).toContain("children 20260101_093000_cli002 'Fix Docker Build #2' (compression)");
+    expect(readOnly(["show", "20260104_100000_cli003"]).stdout).toContain(
+      "children 20260104_100500_cli004 (branch)",
+    );
   });
 
   it("show --reasoning expands what was folded", () => {
@@ -125,6 +154,16 @@ describe("read commands on the reference's sample file", () => {
     const none = readOnly(["search", "zzzyyyxxx"]);
     expect(none.code).toBe(0);
     expect(none.stdout).toContain("No matches");
+  });
+
+  it("a 1–2 character CJK search builds the store's short-CJK index, and changes nothing of the reference's", () => {
+    // The one read that writes (issue 5's design): the extra index is created on first need.
+    const db = copyOfSample();
+    const r = cliOn(db, ["search", "桂林", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const hits = JSON.parse(r.stdout) as Array<{ session_id: string }>;
+    expect(hits.map((h) => h.session_id)).toEqual(["20260102_120000_tg0001"]);
+    expect(referenceDump(db)).toBe(referenceDump(SAMPLE_DB));
   });
 
   it("export of one session and of all, in every format, to stdout", () => {

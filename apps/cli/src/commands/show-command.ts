@@ -6,6 +6,7 @@ import { renderConversation } from "../render/render-conversation.js";
 import { renderMarkdown } from "../render/render-markdown.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { resolveSession } from "../resolve-session.js";
+import { extension, hasExtension } from "../store-extensions.js";
 import { printJson } from "../write-output.js";
 
 interface ShowOptions {
@@ -38,8 +39,21 @@ export function showCommand(): Command {
           return;
         }
         const style = createStyle(wantsColor(process.stdout, g.color));
+        const lineage = hasExtension(store, "getLineage") ? await extension(store, "getLineage")(id) : null;
         process.stdout.write(
-          renderConversation(view, { style, reasoning: o.reasoning === true, toolLines: o.full ? 0 : 12 }),
+          renderConversation(view, {
+            style,
+            reasoning: o.reasoning === true,
+            toolLines: o.full ? 0 : 12,
+            lineage:
+              lineage === null
+                ? null
+                : {
+                    selfLink: lineage.session.link,
+                    ancestors: lineage.ancestors,
+                    descendants: lineage.descendants,
+                  },
+          }),
         );
       });
     });

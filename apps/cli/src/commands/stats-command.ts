@@ -93,7 +93,8 @@ export function statsCommand(): Command {
             { header: "OUTPUT TOK", align: "right" },
             { header: "CACHE READ", align: "right" },
             { header: "REASONING", align: "right" },
-            { header: "COST", align: "right" },
+            { header: "EST. COST", align: "right" },
+            { header: "ACTUAL COST", align: "right" },
           ],
           rows.map((r) => [
             r.group ?? "(none)",
@@ -104,7 +105,8 @@ export function statsCommand(): Command {
             formatCount(r.output_tokens),
             formatCount(r.cache_read_tokens),
             formatCount(r.reasoning_tokens),
-            formatCost(r.actual_cost_usd ?? r.estimated_cost_usd),
+            formatCost(r.estimated_cost_usd),
+            formatCost(r.actual_cost_usd),
           ]),
           style,
         );

@@ -10,6 +10,36 @@ export interface RenderConversationOptions {
   reasoning?: boolean;
   /** Lines of a tool result shown before it is cut (default 12; 0 = all). */
   toolLines?: number;
+  /** The session's ancestors and descendants, when the store can tell. */
+  lineage?: LineageView | null;
+}
+
+/** Ancestors (root first) and descendants of a session, with the kind of each link. */
+export interface LineageView {
+  /** The kind of this session's link to its parent (`compression`, `branch`, `delegate`, …). */
+  selfLink: string | null;
+  /** Root first; each `link` is that session's link to its own parent. */
+  ancestors: Array<{ id: string; title: string | null; link: string | null }>;
+  descendants: Array<{ id: string; title: string | null; link: string | null; depth: number }>;
+}
+
+function renderLineage(lineage: LineageView, style: TerminalStyle): string[] {
+  const name = (n: { id: string; title: string | null }) => (n.title ? `${n.id} '${n.title}'` : n.id);
+  const lines: string[] = [];
+  const [root, ...rest] = lineage.ancestors;
+  if (root !== undefined) {
+    let text = name(root);
+    for (const a of rest) text += ` ─${a.link ?? "child"}→ ${name(a)}`;
+    text += ` ─${lineage.selfLink ?? "child"}→ this`;
+    lines.push(style.dim(`lineage ${text}`));
+  }
+  const children = lineage.descendants.filter((d) => d.depth === 1);
+  if (children.length > 0) {
+    const shown = children.slice(0, 5).map((c) => `${name(c)} (${c.link ?? "child"})`);
+    const more = children.length > 5 ? `, +${children.length - 5} more` : "";
+    lines.push(style.dim(`children ${shown.join(", ")}${more}`));
+  }
+  return lines;
 }
 
 const plural = (n: number, word: string) => `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
@@ -44,7 +74,6 @@ export function renderSessionHeader(s: SessionWithMessages, style: TerminalStyle
     formatCost(s.actual_cost_usd ?? s.estimated_cost_usd) || null,
   ].filter((x): x is string => x !== null);
   lines.push(style.dim(counts.join(" · ")));
-  if (s.parent_session_id) lines.push(style.dim(`parent ${s.parent_session_id}`));
   return lines.join("\n");
 }
 
@@ -55,7 +84,10 @@ export function renderSessionHeader(s: SessionWithMessages, style: TerminalStyle
 export function renderConversation(s: SessionWithMessages, o: RenderConversationOptions): string {
   const { style } = o;
   const toolLines = o.toolLines ?? 12;
-  const out = [renderSessionHeader(s, style), ""];
+  const out = [renderSessionHeader(s, style)];
+  if (o.lineage) out.push(...renderLineage(o.lineage, style));
+  else if (s.parent_session_id) out.push(style.dim(`parent ${s.parent_session_id}`));
+  out.push("");
   const roleColor: Record<string, (t: string) => string> = {
     user: style.green,
     assistant: style.cyan,
