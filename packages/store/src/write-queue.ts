@@ -20,6 +20,12 @@ export interface WritePolicy {
    * if readers keep old snapshots, briefly holds this process's writes back so they can let go.
    */
   readonly walMaxBytes: number;
+  /**
+   * WAL size, in bytes, above which a commit is followed by one RESTART checkpoint (it waits
+   * only the busy timeout). Several processes writing back to back never leave the quiet moment
+   * SQLite needs to reset the WAL after PASSIVE checkpoints; RESTART makes one.
+   */
+  readonly walRestartBytes: number;
   /** Longest time, in ms, writes are held back while escalating a checkpoint, per escalation. */
   readonly walPauseBudgetMs: number;
 }
@@ -27,11 +33,12 @@ export interface WritePolicy {
 export const DEFAULT_WRITE_POLICY: WritePolicy = {
   deadlineMs: 30_000,
   backoffMinMs: 1,
-  backoffMaxMs: 16,
+  backoffMaxMs: 4,
   checkpointEvery: 50,
   maxGroupSize: 64,
   walMaxBytes: 32 * 1024 * 1024,
-  walPauseBudgetMs: 500,
+  walRestartBytes: 4 * 1024 * 1024,
+  walPauseBudgetMs: 250,
 };
 
 /** Counters of the write path, readable through `store.stats()`. */
@@ -58,6 +65,8 @@ export interface WriteStats {
   busyTimeouts: number;
   /** Checkpoints run (periodic PASSIVE, escalations and at close). */
   checkpoints: number;
+  /** RESTART checkpoints run because the WAL outgrew `walRestartBytes`. */
+  walRestarts: number;
   /** Checkpoints escalated to TRUNCATE because the WAL outgrew `walMaxBytes`. */
   walEscalations: number;
   /** Largest WAL size seen at a checkpoint, in bytes. */
@@ -104,7 +113,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  *   on a busy/locked error the whole group rolls back and is retried after a jittered, growing
  *   backoff on a timer, until each write's deadline; an expired write gets `STORE_BUSY` with
  *   nothing written. Other errors are never retried.
- * - **WAL.** PASSIVE checkpoint every `checkpointEvery` writes; when the WAL outgrows
+ * - **WAL.** PASSIVE checkpoint every `checkpointEvery` writes; past `walRestartBytes`, one
+ *   RESTART checkpoint after a commit (busy writers never leave SQLite a quiet moment to reset the
+ *   WAL after PASSIVE ones); when the WAL outgrows
  *   `walMaxBytes` (readers holding snapshots starve PASSIVE), TRUNCATE checkpoints, holding this
  *   process's writes back for at most `walPauseBudgetMs` so the readers' snapshots move on.
  */
@@ -121,6 +132,7 @@ export class WriteQueue {
     waitedMs: 0,
     busyTimeouts: 0,
     checkpoints: 0,
+    walRestarts: 0,
     walEscalations: 0,
     walBytesMax: 0,
   };
@@ -139,12 +151,15 @@ export class WriteQueue {
    * must not cost every write a pause).
    */
   #walEscalateAt: number;
+  /** WAL size that triggers the next RESTART attempt (raised after one that found readers). */
+  #walRestartAt: number;
 
   constructor(conn: DatabaseConnection, policy: WritePolicy, walSize: () => number = () => 0) {
     this.#conn = conn;
     this.#policy = { ...policy, maxGroupSize: Math.max(1, Math.floor(policy.maxGroupSize)) };
     this.#walSize = walSize;
     this.#walEscalateAt = policy.walMaxBytes;
+    this.#walRestartAt = policy.walRestartBytes;
   }
 
   /** A snapshot of the counters. */
@@ -404,6 +419,13 @@ export class WriteQueue {
     const size = this.#walSize();
     if (size > this.#stats.walBytesMax) this.#stats.walBytesMax = size;
     if (size > this.#walEscalateAt) this.#walPressure = true;
+    else if (size > this.#walRestartAt) {
+      this.#stats.walRestarts++;
+      const restarted = this.checkpoint("RESTART");
+      this.#walRestartAt = restarted
+        ? this.#policy.walRestartBytes
+        : size + Math.max(this.#policy.walRestartBytes / 4, 256 * 1024);
+    }
   }
 
   /**
