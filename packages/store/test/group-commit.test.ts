@@ -152,6 +152,9 @@ describe("group commit", () => {
       ]),
     ).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(store.appendMessages("nope" as never)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    // One batch holds the file's write lock: an abusive size is refused up front.
+    const huge = Array.from({ length: 10_001 }, () => ({ sessionId: "s", role: "user", content: "x" }));
+    await expect(store.appendMessages(huge)).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     expect(await store.appendMessages([])).toEqual([]);
     expect(await store.messageCount({ sessionId: "s" })).toBe(4);
     expect(await store.getSession("s")).toMatchObject({ message_count: 4, tool_call_count: 2 });

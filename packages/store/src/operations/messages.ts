@@ -135,6 +135,9 @@ export async function appendMessage(ctx: StoreContext, input: AppendMessageInput
   return ctx.writes.run("appendMessage", () => insertMessage(ctx, row, toolCallDelta));
 }
 
+/** Most messages one `appendMessages` call may write (it holds the file's write lock meanwhile). */
+export const MAX_APPEND_BATCH = 10_000;
+
 /**
  * Appends several messages (one agent turn) as one write unit: all are written, with their
  * sessions' counters, or none (any invalid message or unknown session rejects the whole batch).
@@ -146,6 +149,13 @@ export async function appendMessages(
 ): Promise<number[]> {
   if (!Array.isArray(batch)) {
     throw new InvalidArgumentError("messages", "appendMessages expects an array of messages");
+  }
+  // One batch is one transaction: every other writer of the file waits while it runs.
+  if (batch.length > MAX_APPEND_BATCH) {
+    throw new InvalidArgumentError(
+      "messages",
+      `appendMessages takes at most ${MAX_APPEND_BATCH} messages (got ${batch.length}); split the batch`,
+    );
   }
   const prepared = batch.map((m) => messageRowFor(m));
   if (prepared.length === 0) return [];
