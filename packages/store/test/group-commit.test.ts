@@ -19,11 +19,11 @@ async function open(options: Parameters<typeof openSessionStore>[0] = {}): Promi
 }
 
 /** Settles every promise, keeping what each one gave. */
-async function settle<T>(promises: Array<Promise<T>>) {
+async function settle(promises: Array<Promise<unknown>>) {
   return Promise.allSettled(promises);
 }
 
-describe("group commit", () => {
+describe("group commit", { timeout: 180_000 }, () => {
   it("hundreds of concurrent callers: every row once, per-caller order, counters equal rows", async () => {
     const store = await open();
     const sessions = ["a", "b", "c", "d", "e"];
@@ -87,7 +87,7 @@ describe("group commit", () => {
     // Calls made in one tick while the queue is busy (or right after the first commits alone)
     // are committed together.
     const first = store.appendMessage({ sessionId: "s", role: "user", content: "first" });
-    const group = [
+    const group: Array<Promise<unknown>> = [
       store.appendMessage({ sessionId: "s", role: "user", content: "g0" }),
       store.setSessionTitle("s", "Shared title"),
       store.appendMessage({ sessionId: "missing", role: "user", content: "g1 lost" }),

@@ -25,7 +25,7 @@ const walBytes = (path: string) => {
   }
 };
 
-describe("checkpoints and the WAL", () => {
+describe("checkpoints and the WAL", { timeout: 180_000 }, () => {
   it("runs a PASSIVE checkpoint every 50 successful writes", async () => {
     const store = await open();
     await store.createSession({ id: "s", source: "wal" });
