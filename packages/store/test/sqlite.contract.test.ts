@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import { afterEach, describe } from "vitest";
+import { concurrentWritesSuite } from "./contract/concurrent-writes.js";
 import { conversationSuite } from "./contract/conversation.js";
 import type { ContractBackend, ContractSuite } from "./contract/harness.js";
 import { listingContract } from "./contract/listing.js";
@@ -20,6 +21,7 @@ const suites: ContractSuite[] = [
   conversationSuite,
   retentionSuite,
   portableSuite,
+  concurrentWritesSuite,
 ];
 
 const opened: SessionStore[] = [];
