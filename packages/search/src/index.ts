@@ -55,6 +55,7 @@ export {
 export {
   firstCodePoints,
   type RunSearchOptions,
+  rowSetIds,
   runSearch,
   type SearchContextMessage,
   type SearchHit,
@@ -75,11 +76,12 @@ export { SEARCH_LIMITS, searchLimitViolation } from "./search-limits.js";
 export {
   CONTEXT_SQL,
   filterSql,
+  idListSearchSql,
+  likeFilterSql,
   likePattern,
   likeSearchSql,
+  matchRowsSql,
   rankedSearchSql,
-  rowSetParams,
-  rowSetSql,
   type SearchFilters,
   substringSearchSql,
 } from "./search-sql.js";

@@ -1,10 +1,12 @@
 import type { SqlExecutor } from "@hermes/schema";
-import type { SearchPlan } from "./query/plan-search.js";
+import type { RowSet, SearchPlan } from "./query/plan-search.js";
 import {
   CONTEXT_SQL,
   filterSql,
+  idListSearchSql,
+  likeFilterSql,
+  matchRowsSql,
   rankedSearchSql,
-  rowSetParams,
   type SearchFilters,
   substringSearchSql,
 } from "./search-sql.js";
@@ -36,6 +38,8 @@ export interface SearchHit {
 export interface RunSearchOptions extends SearchFilters {
   readonly limit: number;
   readonly offset: number;
+  /** Read each hit's context (default `true`); `false` leaves `context` empty. */
+  readonly context?: boolean;
 }
 
 interface HitRow {
@@ -121,9 +125,18 @@ export function runSearch(db: SqlExecutor, plan: SearchPlan, options: RunSearchO
         options.limit,
         options.offset,
       ]);
+    } else if (plan.rows.kind === "match") {
+      rows = db.all<HitRow>(substringSearchSql(plan.rows.index, options), [
+        plan.rows.match,
+        ...filters.params,
+        options.limit,
+        options.offset,
+      ]);
     } else {
-      rows = db.all<HitRow>(substringSearchSql(plan.rows, options), [
-        ...rowSetParams(plan.rows),
+      const ids = rowSetIds(db, plan.rows);
+      if (ids.length === 0) return [];
+      rows = db.all<HitRow>(idListSearchSql(options), [
+        JSON.stringify(ids),
         ...filters.params,
         options.limit,
         options.offset,
@@ -150,9 +163,42 @@ export function runSearch(db: SqlExecutor, plan: SearchPlan, options: RunSearchO
       source: row.source,
       model: row.model,
       session_started: row.session_started,
-      context: searchContext(db, row.id),
+      context: options.context === false ? [] : searchContext(db, row.id),
     };
   });
+}
+
+const LIKE_PATTERNS_PER_STATEMENT = 16;
+
+/**
+ * The ids of a set that combines several indexes, computed set by set: each `MATCH` is a
+ * statement of fixed text, so a connection that caches statements by text never sees one per
+ * query structure, and no query can outgrow SQLite's compound-SELECT limit.
+ */
+export function rowSetIds(db: SqlExecutor, rows: RowSet): number[] {
+  switch (rows.kind) {
+    case "match":
+      return db.all<{ id: number }>(matchRowsSql(rows.index), [rows.match]).map((r) => r.id);
+    case "filter": {
+      let ids = rowSetIds(db, rows.rows);
+      // A few patterns per statement: SQLite caps expression depth at 1000.
+      for (let i = 0; i < rows.likePatterns.length && ids.length > 0; i += LIKE_PATTERNS_PER_STATEMENT) {
+        const chunk = rows.likePatterns.slice(i, i + LIKE_PATTERNS_PER_STATEMENT);
+        const params = [JSON.stringify(ids), ...chunk.flatMap((p) => [p, p, p])];
+        ids = db.all<{ id: number }>(likeFilterSql(chunk.length), params).map((r) => r.id);
+      }
+      return ids;
+    }
+    case "compound": {
+      const [first, ...rest] = rows.parts.map((p) => rowSetIds(db, p));
+      if (first === undefined) return [];
+      if (rows.op === "UNION") return [...new Set([first, ...rest].flat())];
+      const others = rest.map((ids) => new Set(ids));
+      return rows.op === "INTERSECT"
+        ? first.filter((id) => others.every((o) => o.has(id)))
+        : first.filter((id) => !others.some((o) => o.has(id)));
+    }
+  }
 }
 
 /** Previous message, the message, next message of its session; `[]` if reading fails. */

@@ -1,5 +1,5 @@
 import type { FTS_TABLE, TRIGRAM_TABLE } from "./fts-ddl.js";
-import type { RowSet } from "./query/plan-search.js";
+import type { SearchIndexName } from "./query/plan-search.js";
 
 /**
  * SQL text of every search query. The text depends only on the query's shape (which index,
@@ -58,28 +58,45 @@ export function rankedSearchSql(
   );
 }
 
-/** SQL of a set of message ids (parameters: each `MATCH` expression, left to right). */
-export function rowSetSql(rows: RowSet): string {
-  if (rows.kind === "match") return `SELECT rowid FROM ${rows.index} WHERE ${rows.index} MATCH ?`;
-  return rows.parts.map((p) => `SELECT * FROM (${rowSetSql(p)})`).join(` ${rows.op} `);
-}
-
-/** The `MATCH` parameters of {@link rowSetSql}, in order. */
-export function rowSetParams(rows: RowSet): string[] {
-  return rows.kind === "match" ? [rows.match] : rows.parts.flatMap(rowSetParams);
+/** Ids of the messages one index matches (parameter: the MATCH expression). */
+export function matchRowsSql(index: SearchIndexName): string {
+  return `SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`;
 }
 
 /**
- * Messages whose id is in a set, newest first (the order of the reference's `LIKE` path,
- * with the id breaking ties). The excerpt is cut from the returned texts.
- * Parameters: the set's, the filter values, limit, offset.
+ * Ids, out of a JSON array of ids, of the messages that contain every one of `patterns`
+ * substrings (`LIKE`, as the reference, on candidates only). Parameters: the JSON array, then
+ * each pattern three times (content, tool_calls, tool_name).
  */
-export function substringSearchSql(rows: RowSet, filters: SearchFilters = {}): string {
+export function likeFilterSql(patterns: number): string {
+  const one =
+    " AND (content LIKE ? ESCAPE '\\' OR tool_calls LIKE ? ESCAPE '\\' OR tool_name LIKE ? ESCAPE '\\')";
+  return `SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))${one.repeat(patterns)}`;
+}
+
+/**
+ * Messages matched by one index, newest first (the order of the reference's `LIKE` path, with
+ * the id breaking ties). The excerpt is cut from the returned texts.
+ * Parameters: the MATCH expression, the filter values, limit, offset.
+ */
+export function substringSearchSql(index: SearchIndexName, filters: SearchFilters = {}): string {
+  return substringSelect(`SELECT rowid FROM ${index} WHERE ${index} MATCH ?`, filters);
+}
+
+/**
+ * Like {@link substringSearchSql} for a set of ids computed beforehand (terms on different
+ * indexes). Parameters: the ids as a JSON array, the filter values, limit, offset.
+ */
+export function idListSearchSql(filters: SearchFilters = {}): string {
+  return substringSelect("SELECT value FROM json_each(?)", filters);
+}
+
+function substringSelect(ids: string, filters: SearchFilters): string {
   return (
     "SELECT m.id, m.session_id, m.role, m.content, m.tool_calls, m.timestamp, m.tool_name, " +
     "s.source, s.model, s.started_at AS session_started " +
     "FROM messages m JOIN sessions s ON s.id = m.session_id " +
-    `WHERE m.id IN (${rowSetSql(rows)})${filterSql(filters).sql} ` +
+    `WHERE m.id IN (${ids})${filterSql(filters).sql} ` +
     "ORDER BY m.timestamp DESC, m.id DESC LIMIT ? OFFSET ?"
   );
 }

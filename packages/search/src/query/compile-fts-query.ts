@@ -9,12 +9,13 @@ import {
 } from "./query-ast.js";
 
 /**
- * Separators between words: Python's whitespace (what the reference splits on), C0 control
- * characters and DEL. Controls never reach FTS5: a NUL inside a bound MATCH string ends the
- * expression early ("unterminated string").
+ * Separators between words: Python's whitespace (what the reference splits on) and NUL.
+ * A NUL never reaches FTS5: it ends a bound MATCH string early ("unterminated string"), so
+ * the rest of the query would be ignored. Other control characters stay inside words, where
+ * the tokenizer drops them (FTS5 reads `\x1aAND` as the word `and`, not as an operator).
  */
 export const SEPARATOR_RE =
-  /[\u0000-\u0020\u007f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u;
+  /[\u0000\t\n\v\f\r\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u;
 
 /** Columns of the FTS tables; `column:term` filters on them are dropped, keeping the term. */
 const FTS_COLUMNS = /^-?(content|tool_calls|tool_name)$/i;

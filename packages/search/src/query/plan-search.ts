@@ -3,6 +3,7 @@ import { cjkGramToken } from "../cjk-index/cjk-grams.js";
 import { CJK_INDEX_TABLE } from "../cjk-index/cjk-index.js";
 import { FTS_TABLE, TRIGRAM_TABLE } from "../fts-ddl.js";
 import { pyStrip, sanitizeFts5Query } from "../sanitize-fts5-query.js";
+import { likePattern } from "../search-sql.js";
 import { ftsTerm, hasWordCharacter, parseFtsQuery, SEPARATOR_RE } from "./compile-fts-query.js";
 import {
   parseQueryTokens,
@@ -20,6 +21,8 @@ export type SearchIndexName = typeof FTS_TABLE | typeof TRIGRAM_TABLE | typeof C
 /** A set of message ids: one `MATCH` on one index, or a combination of sets. */
 export type RowSet =
   | { readonly kind: "match"; readonly index: SearchIndexName; readonly match: string }
+  /** Rows of `rows` that also contain every pattern (`LIKE`, on candidates only, never a scan). */
+  | { readonly kind: "filter"; readonly rows: RowSet; readonly likePatterns: readonly string[] }
   | {
       readonly kind: "compound";
       readonly op: "INTERSECT" | "UNION" | "EXCEPT";
@@ -67,7 +70,8 @@ function indexOfTerm(term: QueryTerm): SearchIndexName {
 
 /**
  * Splits a CJK query into substring terms and operators. As in the reference's CJK paths,
- * quotes only delimit and `AND`/`OR`/`NOT` are recognised in any case. Punctuation at the edges
+ * quotes only delimit; `AND`/`OR`/`NOT` are operators in upper case only (the reference passes
+ * a lower-case `or` to FTS5 bare, where it is a word). Punctuation at the edges
  * of a term is dropped (`测试!` finds `测试`) unless the term is nothing else; `*` (prefix) is
  * implied by substring search. Terms of one or two non-CJK characters with no letter or digit
  * are dropped.
@@ -77,9 +81,8 @@ export function lexCjkQuery(sanitized: string): QueryToken[] {
   const tokens: QueryToken[] = [];
   for (const word of words) {
     if (word.length === 0) continue;
-    const upper = word.toUpperCase();
-    if (OPERATOR_WORDS.has(upper)) {
-      tokens.push({ kind: "op", op: upper as "AND" | "OR" | "NOT" });
+    if (OPERATOR_WORDS.has(word)) {
+      tokens.push({ kind: "op", op: word as "AND" | "OR" | "NOT" });
       continue;
     }
     const trimmed = word.replace(EDGE_PUNCTUATION, "");
@@ -111,8 +114,20 @@ function rowSet(node: QueryNode): RowSet {
   switch (node.kind) {
     case "term":
       throw new Error("unreachable: a term has one index");
-    case "and":
+    case "and": {
+      // A one- or two-character Latin term next to CJK terms ("AI 记忆") is a substring, as in
+      // the reference's LIKE: checked on the rows the other terms select, never by a scan.
+      const short = node.children.filter(
+        (c): c is QueryTerm => c.kind === "term" && indexOfTerm(c) === FTS_TABLE,
+      );
+      const rest = node.children.filter((c) => c.kind !== "term" || indexOfTerm(c) !== FTS_TABLE);
+      if (short.length > 0 && rest.length > 0) {
+        const rows =
+          rest.length === 1 ? rowSet(rest[0] as QueryNode) : rowSet({ kind: "and", children: rest });
+        return { kind: "filter", rows, likePatterns: short.map((t) => likePattern(t.text)) };
+      }
       return { kind: "compound", op: "INTERSECT", parts: node.children.map(rowSet) };
+    }
     case "or":
       return { kind: "compound", op: "UNION", parts: node.children.map(rowSet) };
     case "not":
@@ -126,7 +141,14 @@ function soleIndex(node: QueryNode): SearchIndexName | null {
 }
 
 function usesIndex(rows: RowSet, index: SearchIndexName): boolean {
-  return rows.kind === "match" ? rows.index === index : rows.parts.some((p) => usesIndex(p, index));
+  switch (rows.kind) {
+    case "match":
+      return rows.index === index;
+    case "filter":
+      return usesIndex(rows.rows, index);
+    case "compound":
+      return rows.parts.some((p) => usesIndex(p, index));
+  }
 }
 
 /**
