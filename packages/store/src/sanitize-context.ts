@@ -4,8 +4,21 @@
 const PY_WS =
   "\\t\\n\\v\\f\\r\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 
-const LEADING_WS = new RegExp(`^[${PY_WS}]+`, "u");
-const TRAILING_WS = new RegExp(`[${PY_WS}]+$`, "u");
+/** Whether a UTF-16 code unit is whitespace to Python (all of them are in the BMP). */
+function isPythonSpace(code: number): boolean {
+  if (code <= 0x20) return (code >= 0x09 && code <= 0x0d) || code >= 0x1c;
+  return (
+    code === 0x85 ||
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000
+  );
+}
 
 /**
  * Python's `str.strip()` with no arguments: removes leading and trailing Unicode whitespace as
@@ -14,7 +27,11 @@ const TRAILING_WS = new RegExp(`[${PY_WS}]+$`, "u");
  * @example stripPythonWhitespace("\u001c hi \ufeff") // "hi \ufeff"
  */
 export function stripPythonWhitespace(text: string): string {
-  return text.replace(LEADING_WS, "").replace(TRAILING_WS, "");
+  let start = 0;
+  let end = text.length;
+  while (start < end && isPythonSpace(text.charCodeAt(start))) start++;
+  while (end > start && isPythonSpace(text.charCodeAt(end - 1))) end--;
+  return start === 0 && end === text.length ? text : text.slice(start, end);
 }
 
 /**
