@@ -49,7 +49,7 @@ const exportRowsBase = (where: "all" | "source") =>
             .select(["session_id", (e) => e.fn.max("timestamp").as("last_active")])
             .groupBy("session_id")
             .as("m"),
-        (join) => join.onRef("m.session_id", "=", "s.id"),
+        (on) => on.onRef("m.session_id", "=", "s.id"),
       )
       .selectAll("s")
       .select(lastActive.as("last_active"));
