@@ -1,0 +1,273 @@
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { openSessionStore, type SessionStore } from "@hermes/store";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { copyOfSample, tempDir } from "./helpers/temp-dir.js";
+
+// The short-CJK index (ours) must stay exact while other writers — the reference, which knows
+// nothing of it — change `messages`; and after our own updates, deletes, clears and prunes.
+
+const opened: SessionStore[] = [];
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
+});
+async function open(path = join(tempDir(), "state.db"), clock?: () => number): Promise<SessionStore> {
+  const store = await openSessionStore({ path, ...(clock ? { clock } : {}) });
+  opened.push(store);
+  return store;
+}
+/** Every hit's id, all pages, ascending. */
+async function ids(store: SessionStore, q: string): Promise<number[]> {
+  const out: number[] = [];
+  for (let offset = 0; ; offset += 1000) {
+    const page = await store.searchMessages(q, { limit: 1000, offset });
+    out.push(...page.map((h) => h.id));
+    if (page.length < 1000) return out.sort((a, b) => a - b);
+  }
+}
+
+/** The reference's own statements, run in a child process with plain better-sqlite3. */
+const REFERENCE_WRITER = `
+import Database from "better-sqlite3";
+const db = new Database(process.argv[1], { timeout: 1000 });
+db.pragma("journal_mode = WAL");
+db.pragma("foreign_keys = ON");
+const ops = JSON.parse(process.argv[2]);
+const now = () => Date.now() / 1000;
+for (const op of ops) {
+  db.exec("BEGIN IMMEDIATE");
+  if (op.kind === "session") {
+    db.prepare("INSERT OR IGNORE INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(op.id, "telegram", null, null, null, null, null, now());
+  } else if (op.kind === "append") {
+    const r = db.prepare("INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run(op.session, "user", op.content, null, op.toolCalls ?? null, op.toolName ?? null, now(), null, null, null, null, null, null, null);
+    db.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?").run(op.session);
+    console.log(String(r.lastInsertRowid));
+  } else if (op.kind === "update") {
+    db.prepare("UPDATE messages SET content = ? WHERE id = ?").run(op.content, op.id);
+  } else if (op.kind === "clear") {
+    db.prepare("DELETE FROM messages WHERE session_id = ?").run(op.session);
+    db.prepare("UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ?").run(op.session);
+  } else if (op.kind === "delete-session") {
+    db.prepare("UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?").run(op.session);
+    db.prepare("DELETE FROM messages WHERE session_id = ?").run(op.session);
+    db.prepare("DELETE FROM sessions WHERE id = ?").run(op.session);
+  }
+  db.exec("COMMIT");
+}
+db.close();
+`;
+
+type ReferenceOp =
+  | { kind: "session"; id: string }
+  | { kind: "append"; session: string; content: string | null; toolCalls?: string; toolName?: string }
+  | { kind: "update"; id: number; content: string | null }
+  | { kind: "clear"; session: string }
+  | { kind: "delete-session"; session: string };
+
+/** Runs `ops` in a separate Node process, as the reference would; returns appended ids. */
+function referenceProcess(path: string, ops: ReferenceOp[]): number[] {
+  const r = spawnSync(
+    process.execPath,
+    ["--input-type=module", "-e", REFERENCE_WRITER, path, JSON.stringify(ops)],
+    {
+      cwd: join(import.meta.dirname, ".."),
+      encoding: "utf8",
+    },
+  );
+  if (r.status !== 0) throw new Error(`reference writer failed: ${r.stderr}`);
+  return r.stdout.split("\n").filter(Boolean).map(Number);
+}
+
+describe("short-CJK index: other writers", () => {
+  it("catches up with messages another process inserted, changed and deleted with the reference's SQL", async () => {
+    const path = copyOfSample();
+    const store = await open(path);
+    expect(await ids(store, "测试")).toEqual([8]); // builds the index
+    const [a, b, c] = referenceProcess(path, [
+      { kind: "session", id: "ref-1" },
+      { kind: "append", session: "ref-1", content: "新的测试用例" },
+      { kind: "append", session: "ref-1", content: "没有那个词" },
+      {
+        kind: "append",
+        session: "ref-1",
+        content: null,
+        toolCalls: '[{"arguments": "测试 tool"}]',
+        toolName: "工具",
+      },
+    ]);
+    expect(await ids(store, "测试")).toEqual([8, a, c]);
+    expect(await ids(store, "工具")).toEqual([c]);
+    expect(await ids(store, "工")).toEqual([c]);
+    referenceProcess(path, [
+      { kind: "update", id: a as number, content: "改了" },
+      { kind: "update", id: b as number, content: "现在有测试了" },
+      { kind: "update", id: 8, content: null },
+    ]);
+    expect(await ids(store, "测试")).toEqual([b, c]);
+    expect(await ids(store, "改了")).toEqual([a]);
+    expect(await ids(store, "桂林")).toEqual([]);
+    referenceProcess(path, [{ kind: "clear", session: "ref-1" }]);
+    expect(await ids(store, "测试")).toEqual([]);
+    expect((await store.verifySearchIndex()).ok).toBe(true);
+  });
+
+  it("catches up after a raw second connection writes while the store is closed, and the queue empties", async () => {
+    const path = join(tempDir(), "state.db");
+    let store = await open(path);
+    await store.createSession({ id: "s", source: "cli" });
+    await store.appendMessage({ sessionId: "s", role: "user", content: "第一条消息" });
+    expect(await ids(store, "消息")).toHaveLength(1);
+    await store.close();
+    const raw = new Database(path);
+    const add = raw.prepare(
+      "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', ?, ?)",
+    );
+    for (let i = 0; i < 5000; i++) add.run(i % 2 ? `第${i}条消息` : `plain ${i}`, 1_800_000_000 + i);
+    raw.prepare("DELETE FROM messages WHERE id = 1").run();
+    expect(raw.prepare("SELECT COUNT(*) AS n FROM hermes_search_queue").get()).toEqual({ n: 5001 });
+    raw.close();
+    store = await open(path);
+    expect(await ids(store, "消息")).toHaveLength(2500);
+    expect((await store.searchMessages("消息", { limit: 1 }))[0]?.snippet).toBe("第4999条消息");
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare("SELECT COUNT(*) AS n FROM hermes_search_queue").get()).toEqual({ n: 0 });
+    check.close();
+  });
+
+  it("a message written by the reference while the index builds is found", async () => {
+    const path = join(tempDir(), "state.db");
+    const store = await open(path);
+    await store.createSession({ id: "s", source: "cli" });
+    for (let i = 0; i < 30; i++)
+      await store.appendMessage({ sessionId: "s", role: "user", content: `旧消息${i}` });
+    const building = store.searchMessages("消息", { limit: 1000 });
+    const [late] = referenceProcess(path, [
+      { kind: "session", id: "ref" },
+      { kind: "append", session: "ref", content: "新消息" },
+    ]);
+    expect((await building).length).toBeGreaterThanOrEqual(30);
+    expect(await ids(store, "消息")).toContain(late);
+    expect(await ids(store, "消息")).toHaveLength(31);
+  });
+
+  it("the reference can keep writing a file that has our index (plain-SQL triggers only)", async () => {
+    const path = copyOfSample();
+    const store = await open(path);
+    await store.searchMessages("测");
+    await store.close();
+    const appended = referenceProcess(path, [
+      { kind: "session", id: "r" },
+      ...Array.from({ length: 20 }, (_, i) => ({
+        kind: "append" as const,
+        session: "r",
+        content: `第${i}条`,
+      })),
+      { kind: "delete-session", session: "r" },
+    ]);
+    expect(appended).toHaveLength(20);
+  });
+});
+
+describe("short-CJK index: our own writes", () => {
+  it("stays exact after clearMessages, deleteSession and pruneSessions", async () => {
+    let now = 1_700_000_000;
+    const store = await open(undefined, () => (now += 0.001));
+    for (const id of ["a", "b", "c"]) await store.createSession({ id, source: "cli" });
+    await store.appendMessage({ sessionId: "a", role: "user", content: "a 会话的测试" });
+    await store.appendMessage({ sessionId: "b", role: "user", content: "b 会话的测试" });
+    await store.appendMessage({ sessionId: "c", role: "user", content: "c 会话的测试" });
+    await store.appendMessage({
+      sessionId: "c",
+      role: "assistant",
+      content: null,
+      toolCalls: [{ name: "测试工具" }],
+    });
+    expect(await ids(store, "测试")).toEqual([1, 2, 3, 4]);
+    await store.clearMessages("a");
+    expect(await ids(store, "测试")).toEqual([2, 3, 4]);
+    await store.deleteSession("b");
+    expect(await ids(store, "测试")).toEqual([3, 4]);
+    await store.endSession("c", "done");
+    now += 200 * 86400;
+    expect(await store.pruneSessions({ olderThanDays: 90 })).toBe(1);
+    expect(await ids(store, "测试")).toEqual([]);
+    await store.appendMessage({ sessionId: "a", role: "user", content: "又一个测试" });
+    expect(await ids(store, "测试")).toEqual([5]);
+    expect(await store.verifySearchIndex()).toMatchObject({ ok: true });
+  });
+});
+
+describe("verifySearchIndex / rebuildSearchIndex", () => {
+  it("reports every index; a fresh file has no short-CJK index yet", async () => {
+    const store = await open();
+    const report = await store.verifySearchIndex();
+    expect(report).toEqual({
+      ok: true,
+      indexes: [
+        { name: "messages_fts", kind: "unicode61", status: "ok" },
+        { name: "messages_fts_trigram", kind: "trigram", status: "ok" },
+        { name: "hermes_search_cjk", kind: "short-cjk", status: "not-built" },
+      ],
+    });
+  });
+
+  it("detects a reference index out of step with messages, a missing trigger, a damaged short-CJK index; rebuild repairs all", async () => {
+    const path = copyOfSample();
+    const store = await open(path);
+    await store.searchMessages("测试");
+    const raw = new Database(path);
+    // Rows written behind the triggers' backs: the FTS index no longer matches `messages`.
+    raw.exec("DROP TRIGGER messages_fts_trigram_insert");
+    raw.exec(
+      "INSERT INTO messages_fts(messages_fts, rowid, content, tool_calls, tool_name) SELECT 'delete', id, content, tool_calls, tool_name FROM messages WHERE id = 1",
+    );
+    raw.exec("DELETE FROM hermes_search_cjk WHERE rowid = 8");
+    raw.close();
+    const report = await store.verifySearchIndex();
+    expect(report.ok).toBe(false);
+    expect(report.indexes.map((i) => [i.name, i.status])).toEqual([
+      ["messages_fts", "damaged"],
+      ["messages_fts_trigram", "missing"],
+      ["hermes_search_cjk", "damaged"],
+    ]);
+    expect(await ids(store, "docker")).toEqual([2]); // message 1 lost from the index
+    expect(await ids(store, "测试")).toEqual([]);
+    const progress: Array<{ index: string; done: number; total: number }> = [];
+    await store.rebuildSearchIndex({ onProgress: (p) => progress.push(p) });
+    expect((await store.verifySearchIndex()).ok).toBe(true);
+    expect(await ids(store, "docker")).toEqual([1, 2]);
+    expect(await ids(store, "测试")).toEqual([8]);
+    expect(progress.at(-1)).toEqual({ index: "hermes_search_cjk", done: 109, total: 109 });
+    expect(new Set(progress.map((p) => p.index))).toEqual(
+      new Set(["messages_fts", "messages_fts_trigram", "hermes_search_cjk"]),
+    );
+  });
+
+  it("reports a short-CJK index that is behind (queued changes) as ok, and catches up on use", async () => {
+    const path = copyOfSample();
+    const store = await open(path);
+    await store.searchMessages("测试");
+    referenceProcess(path, [
+      { kind: "session", id: "r" },
+      { kind: "append", session: "r", content: "更多的测试" },
+    ]);
+    const report = await store.verifySearchIndex();
+    expect(report.ok).toBe(true);
+    expect(report.indexes[2]).toEqual({
+      name: "hermes_search_cjk",
+      kind: "short-cjk",
+      status: "behind",
+      pending: 1,
+    });
+    expect(await ids(store, "测试")).toHaveLength(2);
+    expect((await store.verifySearchIndex()).indexes[2]?.status).toBe("ok");
+  });
+
+  it("rebuildSearchIndex rejects a non-function onProgress", async () => {
+    const store = await open();
+    await expect(store.rebuildSearchIndex({ onProgress: 1 as never })).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+    });
+  });
+});
