@@ -5,7 +5,7 @@
  * JSON file and one SVG chart per scenario.
  */
 import { fork } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type BenchOptions, parseCliOptions, USAGE } from "./cli-options.js";
 import { type MachineInfo, machineInfo } from "./machine-info.js";
@@ -59,6 +59,39 @@ function runScenarioProcess(request: ScenarioRequest): Promise<ScenarioReply> {
   });
 }
 
+/**
+ * `summary.md` from every scenario report in `out`, so scenarios run separately (a long one
+ * earlier, the rest later) still end up in one document; each says when it was measured.
+ */
+function summaryOf(out: string): string {
+  const reports: ScenarioReport[] = [];
+  for (const scenario of SCENARIOS) {
+    const file = join(out, `${scenario.name}.json`);
+    if (existsSync(file)) reports.push(JSON.parse(readFileSync(file, "utf8")) as ScenarioReport);
+  }
+  const rows = reports.flatMap((r) => r.cases.map((result) => ({ scenario: r.scenario, result })));
+  const runs = [...new Set(reports.map((r) => machineLine(r.machine)))];
+  const sections = reports.map(
+    (r) =>
+      `### ${r.scenario}: ${r.title}\n\n${r.description}\n\n${r.notes.map((n) => `- ${n}`).join("\n")}${r.notes.length > 0 ? "\n" : ""}` +
+      `- Measured ${r.machine.date} at scale ${r.scale}${r.quick ? " (quick)" : ""}, seed ${r.seed}; scenario process peak RSS ${r.peakRssMb} MB; ran in ${(r.durationMs / 1000).toFixed(1)} s.\n\n` +
+      `![${r.scenario}](${r.scenario}.svg)\n`,
+  );
+  return [
+    "# Benchmark results",
+    "",
+    `Machine and run${runs.length > 1 ? "s" : ""}:`,
+    "",
+    ...runs.map((line) => `- ${line}`),
+    "",
+    "Ratio = our mean time per operation ÷ the raw better-sqlite3 baseline's, both measured in the same run (below 1: faster than the baseline). See apps/bench/README.md.",
+    "",
+    markdownTable(rows),
+    "",
+    ...sections,
+  ].join("\n");
+}
+
 function statusOf(outcome: ScenarioOutcome): ScenarioReport["status"] {
   const statuses = new Set(outcome.cases.map((c) => c.status));
   if (statuses.has("error")) return "error";
@@ -87,7 +120,6 @@ async function main(options: BenchOptions): Promise<number> {
   process.stderr.write(`machine: ${machineLine(machine)}\n`);
 
   const rows: TableRow[] = [];
-  const sections: string[] = [];
   let failed = 0;
   for (const scenario of selected) {
     process.stderr.write(`\n▶ ${scenario.name}: ${scenario.title}\n`);
@@ -154,27 +186,11 @@ async function main(options: BenchOptions): Promise<number> {
     process.stderr.write(
       `  done in ${(reply.durationMs / 1000).toFixed(1)}s, peak RSS ${reply.peakRssMb} MB\n`,
     );
-    sections.push(
-      `### ${scenario.name}\n\n${scenario.description}\n\n${report.notes.map((n) => `- ${n}`).join("\n")}${report.notes.length > 0 ? "\n" : ""}` +
-        `- Scenario process peak RSS: ${report.peakRssMb} MB; ran in ${(report.durationMs / 1000).toFixed(1)} s.\n\n![${scenario.name}](${scenario.name}.svg)\n`,
-    );
   }
   const totalSeconds = (performance.now() - runStarted) / 1000;
-  const summary = [
-    `# Benchmark results`,
-    "",
-    `Machine: ${machineLine(machine)}.`,
-    `Scale ${options.scale}${options.quick ? " (quick)" : ""}, seed ${options.seed}; whole run ${totalSeconds.toFixed(0)} s.`,
-    "",
-    "Ratio = our mean time per operation / the raw baseline's, measured in the same run (below 1: faster than the baseline).",
-    "",
-    markdownTable(rows),
-    "",
-    ...sections,
-  ].join("\n");
-  writeFileSync(join(out, "summary.md"), `${summary}\n`);
+  writeFileSync(join(out, "summary.md"), summaryOf(out));
   process.stdout.write(
-    `\n## All scenarios\n\n${markdownTable(rows)}\n\nResults in ${out} (whole run ${totalSeconds.toFixed(0)} s)\n`,
+    `\n## All scenarios of this run\n\n${markdownTable(rows)}\n\nResults in ${out} (whole run ${totalSeconds.toFixed(0)} s; summary.md lists every scenario result in that directory)\n`,
   );
   return failed > 0 ? 1 : 0;
 }
