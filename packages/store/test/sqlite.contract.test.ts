@@ -8,6 +8,7 @@ import { listingContract } from "./contract/listing.js";
 import { messagesSuite } from "./contract/messages.js";
 import { portableSuite } from "./contract/portable.js";
 import { retentionSuite } from "./contract/retention.js";
+import { searchSuite } from "./contract/search.js";
 import { sessionsContract } from "./contract/sessions.js";
 import { titlesContract } from "./contract/titles.js";
 import { tempDir } from "./helpers/temp-dir.js";
@@ -20,6 +21,7 @@ const suites: ContractSuite[] = [
   messagesSuite,
   conversationSuite,
   retentionSuite,
+  searchSuite,
   portableSuite,
   concurrentWritesSuite,
 ];
