@@ -45,6 +45,7 @@ export {
 export type { Lineage, LineageLinkKind, LineageNode } from "./portable/lineage.js";
 export { type RenderableSession, sessionToMarkdown } from "./portable/markdown-format.js";
 export type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
+export type { SearchIndexProgress, SearchIndexReport, SearchIndexStatus } from "@hermes/search";
 export { resolveStatePath } from "./state-path.js";
 export type {
   AppendMessageInput,

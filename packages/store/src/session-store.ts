@@ -257,8 +257,22 @@ export class SessionStore {
 
   // Search ----------------------------------------------------------------------------------
 
+  /**
+   * Full-text search ([search_messages]): ranked FTS5 for words, substring search for CJK
+   * (one- and two-character terms from an index of ours). See `@hermes/search`.
+   */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
     return search.searchMessages(this.#use(), query, o);
+  }
+  /** State of every search index: the reference's FTS5 tables and the short-CJK index. */
+  async verifySearchIndex(): Promise<import("@hermes/search").SearchIndexReport> {
+    return search.verifySearchIndex(this.#use());
+  }
+  /** Rebuilds every search index from `messages` (FTS5 `rebuild` holds the write lock per table). */
+  async rebuildSearchIndex(o?: {
+    onProgress?: (progress: import("@hermes/search").SearchIndexProgress) => void;
+  }): Promise<void> {
+    return search.rebuildSearchIndex(this.#use(), o);
   }
 
   // Export, retention, metadata -----------------------------------------------------------
