@@ -1,0 +1,148 @@
+import { execFile } from "node:child_process";
+import { readdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { tempDir } from "./helpers/temp-dir.js";
+
+const run = promisify(execFile);
+const REPO = resolve(import.meta.dirname, "../../..");
+const PACKAGES = ["schema", "search", "store"] as const;
+const bin = (name: string) => join(REPO, "node_modules", ".bin", name);
+
+/** Runs a command; on failure the error carries its output, so a failing step says why. */
+async function sh(cmd: string, args: string[], cwd: string): Promise<string> {
+  try {
+    const { stdout } = await run(cmd, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: process.env });
+    return stdout;
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string };
+    throw new Error(
+      `${cmd} ${args.join(" ")} (in ${cwd}) failed: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`,
+    );
+  }
+}
+
+const CONSUMER_SCRIPT = `
+import { realpathSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openSessionStore } from "@hermes/store";
+import { SCHEMA_VERSION } from "@hermes/schema";
+import { sanitizeFts5Query } from "@hermes/search";
+
+const path = join(process.argv[2], "state.db");
+const store = await openSessionStore({ path });
+await store.createSession({ id: "s1", source: "cli", model: "hermes-4" });
+const id = await store.appendMessage({ sessionId: "s1", role: "user", content: "hello from a tarball" });
+const messages = await store.getMessages("s1");
+await store.close();
+console.log(JSON.stringify({
+  storeFrom: realpathSync(fileURLToPath(import.meta.resolve("@hermes/store"))),
+  schemaVersion: SCHEMA_VERSION,
+  sanitized: sanitizeFts5Query("fix chat-send bug"),
+  id,
+  messages: messages.map((m) => ({ session_id: m.session_id, role: m.role, content: m.content })),
+}));
+`;
+
+// The same calls, type-checked against the installed declaration files (strict, as a consumer
+// would compile them).
+const CONSUMER_TYPES = `
+import { type MessageRow, openSessionStore, type SessionStore } from "@hermes/store";
+import type { SessionRow } from "@hermes/schema";
+import { containsCjk } from "@hermes/search";
+
+const store: SessionStore = await openSessionStore({ path: "/tmp/x/state.db" });
+const rows: MessageRow[] = await store.getMessages("s1");
+const session: SessionRow | null = await store.getSession("s1");
+const cjk: boolean = containsCjk("桂林");
+export { rows, session, cjk };
+`;
+
+describe("the published packages", () => {
+  it(
+    "pack (pnpm), pass publint --strict and attw, install with npm outside the workspace, and work there",
+    async () => {
+      const work = realpathSync(tempDir("hermes-pack-"));
+      expect(work.startsWith(REPO)).toBe(false);
+      const tarballs = join(work, "tarballs");
+      for (const name of PACKAGES) {
+        // pnpm rewrites the workspace:^ dependencies to real version ranges in the tarball.
+        await sh(
+          "npx",
+          ["-y", "pnpm@10", "pack", "--pack-destination", tarballs],
+          join(REPO, "packages", name),
+        );
+      }
+      const files = readdirSync(tarballs).sort();
+      expect(files).toEqual(["hermes-schema-0.1.0.tgz", "hermes-search-0.1.0.tgz", "hermes-store-0.1.0.tgz"]);
+
+      for (const file of files) {
+        const tgz = join(tarballs, file);
+        await sh(bin("publint"), ["run", tgz, "--strict"], work);
+        // ESM only (Node >= 20.19 can also require() it): CommonJS resolution is not a target.
+        await sh(bin("attw"), [tgz, "--profile", "esm-only"], work);
+        const listing = await sh("tar", ["-tzf", tgz], work);
+        // Only the build output and package metadata are published: no sources, no tests.
+        for (const entry of listing.trim().split("\n")) {
+          expect(entry, file).toMatch(
+            /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|package\.json|README\.md|LICENSE)$/,
+          );
+        }
+        const manifest = JSON.parse(await sh("tar", ["-xzOf", tgz, "package/package.json"], work)) as {
+          dependencies?: Record<string, string>;
+        };
+        expect(JSON.stringify(manifest.dependencies ?? {}), file).not.toContain("workspace:");
+      }
+
+      const app = join(work, "app");
+      await sh("mkdir", ["-p", app], work);
+      writeFileSync(
+        join(app, "package.json"),
+        JSON.stringify({
+          name: "hermes-pack-consumer",
+          private: true,
+          type: "module",
+          dependencies: Object.fromEntries(
+            PACKAGES.map((name) => [`@hermes/${name}`, `file:../tarballs/hermes-${name}-0.1.0.tgz`]),
+          ),
+        }),
+      );
+      await sh("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], app);
+      writeFileSync(join(app, "consumer.mjs"), CONSUMER_SCRIPT);
+      writeFileSync(join(app, "consumer.ts"), CONSUMER_TYPES);
+
+      const dataDir = join(work, "data");
+      const out = JSON.parse(await sh(process.execPath, ["consumer.mjs", dataDir], app));
+      expect(out.storeFrom).toBe(join(app, "node_modules/@hermes/store/dist/index.js"));
+      expect(out).toMatchObject({
+        schemaVersion: 11,
+        sanitized: 'fix "chat-send" bug',
+        id: 1,
+        messages: [{ session_id: "s1", role: "user", content: "hello from a tarball" }],
+      });
+
+      await sh(
+        bin("tsc"),
+        [
+          "--noEmit",
+          "--strict",
+          "--module",
+          "nodenext",
+          "--moduleResolution",
+          "nodenext",
+          "--target",
+          "es2022",
+          "--types",
+          "node",
+          // No skipLibCheck: the installed declaration files themselves must type-check
+          // (their imports of better-sqlite3's types included).
+          "consumer.ts",
+        ],
+        app,
+      );
+    },
+    20 * 60_000,
+  );
+});
