@@ -1,3 +1,4 @@
+export type { SearchIndexProgress, SearchIndexReport, SearchIndexStatus } from "@hermes/search";
 export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
 export {
   HermesStoreError,
@@ -11,13 +12,6 @@ export {
   TitleTooLongError,
   UnsafePathError,
 } from "./errors.js";
-export { MAX_TITLE_LENGTH, sanitizeTitle } from "./sanitize-title.js";
-export {
-  type OpenSessionStoreOptions,
-  openSessionStore,
-  SessionStore,
-  type StoreStats,
-} from "./session-store.js";
 export {
   type AnthropicContentBlock,
   type AnthropicConversation,
@@ -45,7 +39,13 @@ export {
 export type { Lineage, LineageLinkKind, LineageNode } from "./portable/lineage.js";
 export { type RenderableSession, sessionToMarkdown } from "./portable/markdown-format.js";
 export type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
-export type { SearchIndexProgress, SearchIndexReport, SearchIndexStatus } from "@hermes/search";
+export { MAX_TITLE_LENGTH, sanitizeTitle } from "./sanitize-title.js";
+export {
+  type OpenSessionStoreOptions,
+  openSessionStore,
+  SessionStore,
+  type StoreStats,
+} from "./session-store.js";
 export { resolveStatePath } from "./state-path.js";
 export type {
   AppendMessageInput,
@@ -65,3 +65,4 @@ export type {
   UpdateTokenCountsInput,
 } from "./types.js";
 export type { WriteStats } from "./write-queue.js";
+export * from "./backend-kit.js";
