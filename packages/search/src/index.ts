@@ -37,6 +37,7 @@ export {
   type RowSet,
   type SearchIndexName,
   type SearchPlan,
+  withoutShortCjkIndex,
 } from "./query/plan-search.js";
 export {
   parseQueryTokens,
@@ -83,5 +84,6 @@ export {
   matchRowsSql,
   rankedSearchSql,
   type SearchFilters,
+  scanRowsSql,
   substringSearchSql,
 } from "./search-sql.js";

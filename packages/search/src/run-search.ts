@@ -8,6 +8,7 @@ import {
   matchRowsSql,
   rankedSearchSql,
   type SearchFilters,
+  scanRowsSql,
   substringSearchSql,
 } from "./search-sql.js";
 
@@ -179,6 +180,10 @@ export function rowSetIds(db: SqlExecutor, rows: RowSet): number[] {
   switch (rows.kind) {
     case "match":
       return db.all<{ id: number }>(matchRowsSql(rows.index), [rows.match]).map((r) => r.id);
+    case "scan":
+      return db
+        .all<{ id: number }>(scanRowsSql(), [rows.likePattern, rows.likePattern, rows.likePattern])
+        .map((r) => r.id);
     case "filter": {
       let ids = rowSetIds(db, rows.rows);
       // A few patterns per statement: SQLite caps expression depth at 1000.

@@ -63,6 +63,11 @@ export function matchRowsSql(index: SearchIndexName): string {
   return `SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`;
 }
 
+/** Ids of the messages that contain a `LIKE` pattern (a full scan; parameters: pattern ×3). */
+export function scanRowsSql(): string {
+  return "SELECT id FROM messages WHERE content LIKE ? ESCAPE '\\' OR tool_calls LIKE ? ESCAPE '\\' OR tool_name LIKE ? ESCAPE '\\'";
+}
+
 /**
  * Ids, out of a JSON array of ids, of the messages that contain every one of `patterns`
  * substrings (`LIKE`, as the reference, on candidates only). Parameters: the JSON array, then

@@ -169,6 +169,32 @@ describe("short-CJK index: other writers", () => {
   });
 });
 
+describe("short-CJK index: when it cannot be brought up to date", () => {
+  it("answers with the reference's scan while another connection holds the write lock past the deadline", async () => {
+    const path = join(tempDir(), "state.db");
+    const store = await openSessionStore({ path, writeDeadlineMs: 150 });
+    opened.push(store);
+    await store.createSession({ id: "s", source: "cli" });
+    const a = await store.appendMessage({ sessionId: "s", role: "user", content: "测试一" });
+    await store.appendMessage({ sessionId: "s", role: "user", content: "别的" });
+    const c = await store.appendMessage({ sessionId: "s", role: "user", content: "再测试" });
+    const blocker = new Database(path);
+    blocker.exec("BEGIN IMMEDIATE");
+    try {
+      expect(await ids(store, "测试")).toEqual([a, c]);
+      expect(await ids(store, "测试 OR 别")).toEqual([1, 2, 3]);
+      expect((await store.searchMessages("测试"))[0]?.snippet).toBe("再测试");
+    } finally {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    }
+    // Nothing of the index was created; the next query builds it.
+    expect((await store.verifySearchIndex()).indexes[2]?.status).toBe("not-built");
+    expect(await ids(store, "测试")).toEqual([a, c]);
+    expect((await store.verifySearchIndex()).indexes[2]?.status).toBe("ok");
+  });
+});
+
 describe("short-CJK index: our own writes", () => {
   it("stays exact after clearMessages, deleteSession and pruneSessions", async () => {
     let now = 1_700_000_000;

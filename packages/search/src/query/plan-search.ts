@@ -20,7 +20,15 @@ export type SearchIndexName = typeof FTS_TABLE | typeof TRIGRAM_TABLE | typeof C
 
 /** A set of message ids: one `MATCH` on one index, or a combination of sets. */
 export type RowSet =
-  | { readonly kind: "match"; readonly index: SearchIndexName; readonly match: string }
+  | {
+      readonly kind: "match";
+      readonly index: SearchIndexName;
+      readonly match: string;
+      /** The query subtree the expression was rendered from. */
+      readonly node: QueryNode;
+    }
+  /** Messages that contain `pattern` (`LIKE`, a scan): the reference's way, a fallback only. */
+  | { readonly kind: "scan"; readonly likePattern: string }
   /** Rows of `rows` that also contain every pattern (`LIKE`, on candidates only, never a scan). */
   | { readonly kind: "filter"; readonly rows: RowSet; readonly likePatterns: readonly string[] }
   | {
@@ -110,7 +118,7 @@ function renderTerm(index: SearchIndexName): (t: QueryTerm) => string {
 /** One index per subtree where possible (one `MATCH`), set operations where indexes mix. */
 function rowSet(node: QueryNode): RowSet {
   const sole = soleIndex(node);
-  if (sole !== null) return { kind: "match", index: sole, match: renderFts5(node, renderTerm(sole)) };
+  if (sole !== null) return { kind: "match", index: sole, match: renderFts5(node, renderTerm(sole)), node };
   switch (node.kind) {
     case "term":
       throw new Error("unreachable: a term has one index");
@@ -144,6 +152,8 @@ function usesIndex(rows: RowSet, index: SearchIndexName): boolean {
   switch (rows.kind) {
     case "match":
       return rows.index === index;
+    case "scan":
+      return false;
     case "filter":
       return usesIndex(rows.rows, index);
     case "compound":
@@ -200,4 +210,40 @@ export function planSearch(query: string): SearchPlan {
     terms,
     usesCjkIndex: usesIndex(rows, CJK_INDEX_TABLE),
   };
+}
+
+function scanRows(node: QueryNode): RowSet {
+  switch (node.kind) {
+    case "term":
+      return { kind: "scan", likePattern: likePattern(node.text) };
+    case "and":
+      return { kind: "compound", op: "INTERSECT", parts: node.children.map(scanRows) };
+    case "or":
+      return { kind: "compound", op: "UNION", parts: node.children.map(scanRows) };
+    case "not":
+      return { kind: "compound", op: "EXCEPT", parts: [node.positive, ...node.negative].map(scanRows) };
+  }
+}
+
+function withoutCjkIndex(rows: RowSet): RowSet {
+  switch (rows.kind) {
+    case "match":
+      return rows.index === CJK_INDEX_TABLE ? scanRows(rows.node) : rows;
+    case "scan":
+      return rows;
+    case "filter":
+      return { ...rows, rows: withoutCjkIndex(rows.rows) };
+    case "compound":
+      return { ...rows, parts: rows.parts.map(withoutCjkIndex) };
+  }
+}
+
+/**
+ * The same plan with short CJK terms answered by the reference's `LIKE` scan instead of the
+ * short-CJK index: the fallback when the index cannot be brought up to date (a read-only
+ * file, a writer holding the lock past the deadline). Slow on large files, but right.
+ */
+export function withoutShortCjkIndex(plan: SearchPlan): SearchPlan {
+  if (plan.kind !== "substring" || !plan.usesCjkIndex) return plan;
+  return { ...plan, rows: withoutCjkIndex(plan.rows), usesCjkIndex: false };
 }

@@ -6,14 +6,19 @@ import {
   SEARCH_LIMITS,
   type SearchIndexProgress,
   type SearchIndexReport,
+  type SearchPlan,
   searchLimitViolation,
   verifySearchIndexes,
+  withoutShortCjkIndex,
 } from "@hermes/search";
-import { InvalidArgumentError } from "../errors.js";
+import { HermesStoreError, InvalidArgumentError } from "../errors.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
 import type { SearchHit, SearchMessagesOptions } from "../types.js";
 import { nonNegativeInt, optionalStringArray, options } from "../validate.js";
+
+/** Why the short-CJK index could not be brought up to date, when a scan can still answer. */
+const FALLBACK_CODES = new Set<string>(["STORE_BUSY", "STORE_READ_ONLY", "STORE_FULL"]);
 
 function transaction(ctx: StoreContext) {
   return <T>(label: string, fn: () => T): Promise<T> => ctx.writes.run(label, fn);
@@ -47,10 +52,19 @@ export async function searchMessages(
   if (plan.kind === "empty") return [];
 
   try {
+    let run: SearchPlan = plan;
     if (plan.kind === "substring" && plan.usesCjkIndex) {
-      await catchUpCjkIndex(ctx.conn, transaction(ctx));
+      try {
+        await catchUpCjkIndex(ctx.conn, transaction(ctx));
+      } catch (error) {
+        // An index we cannot bring up to date (read-only file, lock held past the deadline)
+        // must not cost the answer: fall back to the reference's scan for the short terms.
+        const mapped = mapSqliteError(error, ctx.path);
+        if (!(mapped instanceof HermesStoreError) || !FALLBACK_CODES.has(mapped.code)) throw mapped;
+        run = withoutShortCjkIndex(plan);
+      }
     }
-    return runSearch(ctx.conn, plan, { sourceFilter, excludeSources, roleFilter, limit, offset });
+    return runSearch(ctx.conn, run, { sourceFilter, excludeSources, roleFilter, limit, offset });
   } catch (error) {
     throw mapSqliteError(error, ctx.path);
   }
