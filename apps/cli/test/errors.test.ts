@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cli, cliOn, copyOfSample, fingerprint, oneErrorLine, tempDir } from "./helpers/cli.js";
 
-describe("errors: one line on stderr, a non-zero exit code", () => {
+describe("errors: one line on stderr, a non-zero exit code", { timeout: 240_000 }, () => {
   it("an unknown session suggests the closest ids and titles, for every command that takes one", () => {
     const db = copyOfSample();
     const before = fingerprint(db);

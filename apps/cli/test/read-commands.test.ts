@@ -26,7 +26,7 @@ function referenceDump(path: string): string {
 
 // Every read command runs on a copy of the file the Python original wrote, and must leave its
 // bytes exactly as they were.
-describe("read commands on the reference's sample file", () => {
+describe("read commands on the reference's sample file", { timeout: 240_000 }, () => {
   const readOnly = (args: string[]) => {
     const db = copyOfSample();
     const before = fingerprint(db);
@@ -113,8 +113,10 @@ describe("read commands on the reference's sample file", () => {
     const md = readOnly(["show", "Fix Docker Build #2", "--markdown"]);
     expect(md.code).toBe(0);
     expect(md.stdout).toMatch(/^# Fix Docker Build #2\n/);
-    expect(md.stdout).toContain("- **id**: `20260101_093000_cli002`");
-    expect(md.stdout).toContain("### user");
+    // The store's Markdown rendering (`sessionToMarkdown`), the same as `export --format md`.
+    expect(md.stdout).toContain("| Session | `20260101_093000_cli002` |");
+    expect(md.stdout).toMatch(/^## User · /m);
+    expect(md.stdout).toMatch(/^## Assistant · /m);
     const both = readOnly(["show", "20260101_090000_cli001", "--json", "--markdown"]);
     expect(both.code).toBe(2);
   });

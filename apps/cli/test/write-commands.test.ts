@@ -9,7 +9,7 @@ const json = <T>(r: { stdout: string; stderr: string; code: number | null }): T 
   return JSON.parse(r.stdout) as T;
 };
 
-describe("title", () => {
+describe("title", { timeout: 240_000 }, () => {
   it("sets, reads back, clears; conflicts and over-long titles fail with one line", async () => {
     const db = await seededDb();
     const set = cliOn(db.path, ["title", db.ids.telegram, "Memory gap investigation"]);
@@ -35,7 +35,7 @@ describe("title", () => {
   });
 });
 
-describe("fork", () => {
+describe("fork", { timeout: 240_000 }, () => {
   it("copies the messages into a child titled by the lineage rule, or up to --at", async () => {
     const db = await seededDb();
     const fork = json<{ id: string; parent_session_id: string; title: string; message_count: number }>(
@@ -60,7 +60,7 @@ describe("fork", () => {
   });
 });
 
-describe("prune and delete", () => {
+describe("prune and delete", { timeout: 240_000 }, () => {
   it("prune --dry-run lists, prune deletes ended sessions older than N days, --source narrows", async () => {
     const db = await seededDb();
     const dry = cliOn(db.path, ["prune", "--older-than", "7", "--dry-run"]);
@@ -114,7 +114,7 @@ describe("prune and delete", () => {
   });
 });
 
-describe("export and import", () => {
+describe("export and import", { timeout: 240_000 }, () => {
   it("round trip: export → import into a new file → the same sessions and messages; twice adds nothing", async () => {
     const db = await seededDb();
     const dir = tempDir();

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { SCHEMA_VERSION } from "@hermes/schema";
+import type { SearchIndexReport } from "@hermes/search";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { Command } from "commander";
@@ -10,7 +11,6 @@ import { locateDatabase, peekSchemaVersion, requireExisting } from "../open-data
 import { formatBytes } from "../render/format-time.js";
 import { createProgressBar } from "../render/progress-bar.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
-import { extension, hasExtension } from "../store-extensions.js";
 import { printJson } from "../write-output.js";
 
 /** One finding of `doctor`. */
@@ -18,12 +18,6 @@ export interface DoctorCheck {
   name: string;
   status: "ok" | "warn" | "fail";
   detail: string;
-}
-
-/** A search table found in the schema, with its CREATE statement. */
-interface FtsTable {
-  name: string;
-  sql: string;
 }
 
 const mode = (m: number) => `0${(m & 0o777).toString(8)}`;
@@ -63,10 +57,7 @@ function fileChecks(path: string): DoctorCheck[] {
 }
 
 /** Checks that only read: they go through a read-only connection and never change the file. */
-function readOnlyChecks(path: string): {
-  checks: DoctorCheck[];
-  ftsTables: Array<{ name: string; sql: string }>;
-} {
+function readOnlyChecks(path: string): DoctorCheck[] {
   const checks: DoctorCheck[] = [];
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
@@ -120,46 +111,7 @@ function readOnlyChecks(path: string): {
             : `${drift.n} session(s) whose message_count differs from their rows`,
       });
     }
-    const ftsTables = db
-      .prepare(
-        "SELECT name, sql FROM sqlite_master WHERE type='table' AND sql LIKE 'CREATE VIRTUAL TABLE%fts5%' ORDER BY name",
-      )
-      .all() as Array<{ name: string; sql: string }>;
-    return { checks, ftsTables };
-  } finally {
-    db.close();
-  }
-}
-
-const quoteId = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
-/**
- * FTS5's own consistency check of each search table against `messages` (`rank` 1 compares
- * with the external content). It is spelled as an INSERT, so it runs in a transaction that is
- * always rolled back: nothing is written.
- */
-function rawSearchChecks(path: string, tables: FtsTable[]): DoctorCheck[] {
-  const db = new Database(path, { fileMustExist: true, timeout: 2000 });
-  try {
-    return tables.map(({ name: t, sql }) => {
-      // A contentless table has nothing to compare with: check its own structure only.
-      const contentless = /content\s*=\s*(''|"")/i.test(sql);
-      db.exec("BEGIN");
-      try {
-        db.exec(
-          `INSERT INTO ${quoteId(t)}(${quoteId(t)}${contentless ? "" : ", rank"}) VALUES('integrity-check'${contentless ? "" : ", 1"})`,
-        );
-        return { name: `search index ${t}`, status: "ok" as const, detail: "consistent with messages" };
-      } catch (error) {
-        return {
-          name: `search index ${t}`,
-          status: "fail" as const,
-          detail: `${(error as Error).message} (run doctor --repair)`,
-        };
-      } finally {
-        db.exec("ROLLBACK");
-      }
-    });
+    return checks;
   } finally {
     db.close();
   }
@@ -170,12 +122,9 @@ function rawSearchChecks(path: string, tables: FtsTable[]): DoctorCheck[] {
  * detail?, pending? }] }`) into checks. Only `missing` and `damaged` fail: an extra index that
  * is behind, building or not built yet catches up by itself before its next use.
  */
-function searchReportChecks(report: unknown): DoctorCheck[] {
-  const r = report as { indexes?: unknown[] } | unknown[];
-  const items = Array.isArray(r) ? r : Array.isArray(r.indexes) ? r.indexes : [];
-  return items.map((item) => {
-    const i = item as { name?: string; kind?: string; status?: string; detail?: string; pending?: number };
-    const status = i.status ?? "damaged";
+function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
+  return report.indexes.map((i) => {
+    const status = i.status;
     const words: Record<string, string> = {
       ok: "consistent with messages",
       behind: `${i.pending ?? "some"} queued change(s), applied before its next use`,
@@ -185,56 +134,17 @@ function searchReportChecks(report: unknown): DoctorCheck[] {
       damaged: "damaged (run doctor --repair)",
     };
     return {
-      name: `search index ${i.name ?? "?"}${i.kind ? ` (${i.kind})` : ""}`,
+      name: `search index ${i.name} (${i.kind})`,
       status: status === "missing" || status === "damaged" ? "fail" : status === "building" ? "warn" : "ok",
       detail: [words[status] ?? status, i.detail].filter(Boolean).join(": "),
     };
   });
 }
 
-async function searchChecks(
-  path: string,
-  tables: FtsTable[],
-  store: SessionStore | null,
-): Promise<DoctorCheck[]> {
-  if (store !== null && hasExtension(store, "verifySearchIndex")) {
-    return searchReportChecks(await extension(store, "verifySearchIndex")());
-  }
-  return rawSearchChecks(path, tables);
-}
-
-async function repair(path: string, tables: FtsTable[], store: SessionStore | null): Promise<void> {
+async function repair(store: SessionStore): Promise<void> {
   const progress = createProgressBar("rebuilding search indexes");
   try {
-    if (store !== null && hasExtension(store, "rebuildSearchIndex")) {
-      await extension(
-        store,
-        "rebuildSearchIndex",
-      )({
-        onProgress: (p: unknown) => {
-          const r = p as { done?: number; total?: number; table?: string; index?: string; rows?: number };
-          progress.update(r.done ?? r.rows ?? 0, r.total, r.table ?? r.index);
-        },
-      });
-      return;
-    }
-    const db = new Database(path, { fileMustExist: true, timeout: 5000 });
-    try {
-      tables.forEach(({ name: t }, i) => {
-        progress.update(i, tables.length, t);
-        db.exec("BEGIN IMMEDIATE");
-        try {
-          db.exec(`INSERT INTO ${quoteId(t)}(${quoteId(t)}) VALUES('rebuild')`);
-          db.exec("COMMIT");
-        } catch (error) {
-          db.exec("ROLLBACK");
-          throw error;
-        }
-      });
-      progress.update(tables.length, tables.length);
-    } finally {
-      db.close();
-    }
+    await store.rebuildSearchIndex({ onProgress: (p) => progress.update(p.done, p.total, p.index) });
   } finally {
     progress.finish();
   }
@@ -252,26 +162,26 @@ export function doctorCommand(): Command {
       requireExisting(location);
       const path = location.path;
       const checks = fileChecks(path);
-      let ro: ReturnType<typeof readOnlyChecks>;
       try {
-        ro = readOnlyChecks(path);
+        checks.push(...readOnlyChecks(path));
       } catch (error) {
         throw new CliError(`${path} cannot be checked: ${(error as Error).message}`, 1, { cause: error });
       }
-      checks.push(...ro.checks);
       const current = peekSchemaVersion(path) === SCHEMA_VERSION;
       // The store is only opened on an up-to-date file: opening an old one would upgrade it.
       const store = current ? await openSessionStore({ path }) : null;
       let repaired = false;
       try {
-        let search = await searchChecks(path, ro.ftsTables, store);
-        if (o.repair) {
-          if (!current) throw new CliError("Run 'hermes-sessions migrate' before repairing search indexes");
-          await repair(path, ro.ftsTables, store);
-          repaired = true;
-          search = await searchChecks(path, ro.ftsTables, store);
+        if (store === null) {
+          if (o.repair) throw new CliError("Run 'hermes-sessions migrate' before repairing search indexes");
+          checks.push({ name: "search indexes", status: "warn", detail: "not checked below schema v11" });
+        } else {
+          if (o.repair) {
+            await repair(store);
+            repaired = true;
+          }
+          checks.push(...searchReportChecks(await store.verifySearchIndex()));
         }
-        checks.push(...search);
       } finally {
         await store?.close();
       }

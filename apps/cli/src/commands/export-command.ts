@@ -1,16 +1,13 @@
 import { createWriteStream, renameSync, rmSync } from "node:fs";
 import { type Writable, Writable as WritableStream } from "node:stream";
 import { finished } from "node:stream/promises";
-import type { SessionStore } from "@hermes/store";
+import { sessionToMarkdown } from "@hermes/store";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { parseSince } from "../parse-options.js";
 import { createProgressBar, type ProgressBar } from "../render/progress-bar.js";
-import { renderMarkdown } from "../render/render-markdown.js";
-import type { SessionWithMessages } from "../render/session-view.js";
 import { resolveSession } from "../resolve-session.js";
-import { extension, hasExtension } from "../store-extensions.js";
 import { writeChunk } from "../write-output.js";
 
 type Format = "jsonl" | "json" | "md";
@@ -26,37 +23,6 @@ interface ExportFilter {
   sessionIds?: string[];
   source?: string;
   since?: number;
-}
-
-/**
- * The sessions to export, one at a time, from the store's streaming export. A store without
- * it is read page by page (one session's messages in memory at a time).
- */
-async function* sessionsToExport(store: SessionStore, o: ExportFilter): AsyncGenerator<SessionWithMessages> {
-  if (hasExtension(store, "exportStream")) {
-    yield* extension(store, "exportStream")(o);
-    return;
-  }
-  if (o.sessionIds !== undefined) {
-    for (const id of o.sessionIds) {
-      const s = await store.getSession(id);
-      if (s !== null) yield { ...s, messages: await store.getMessages(id) };
-    }
-    return;
-  }
-  const page = 200;
-  for (let offset = 0; ; offset += page) {
-    const rows = await store.searchSessions({
-      ...(o.source ? { source: o.source } : {}),
-      limit: page,
-      offset,
-    });
-    for (const { last_active: _, ...row } of rows) {
-      if (o.since !== undefined && row.started_at < o.since) continue;
-      yield { ...row, messages: await store.getMessages(row.id) };
-    }
-    if (rows.length < page) return;
-  }
 }
 
 /**
@@ -113,23 +79,20 @@ export function exportCommand(): Command {
         const progress = createProgressBar(`exporting ${o.format}`);
         let count = 0;
         try {
-          if (o.format === "jsonl" && hasExtension(store, "exportJsonl")) {
+          if (o.format === "jsonl") {
             // The store streams each session message by message: constant memory however long.
             const sink = countingSink(out, progress, total);
-            const report = await extension(store, "exportJsonl")(sink, filter);
+            const report = await store.exportJsonl(sink, filter);
             sink.end();
             await finished(sink);
             count = report.sessions;
           } else {
-            if (o.format === "jsonl") {
-              await writeChunk(out, `${JSON.stringify({ format: "hermes-sessions", version: 1 })}\n`);
-            }
             if (o.format === "json") await writeChunk(out, "[");
-            for await (const session of sessionsToExport(store, filter)) {
-              if (o.format === "jsonl") await writeChunk(out, `${JSON.stringify(session)}\n`);
-              else if (o.format === "json") {
+            // JSON and Markdown hold one session in memory at a time (JSONL not even that).
+            for await (const session of store.exportStream(filter)) {
+              if (o.format === "json") {
                 await writeChunk(out, `${count > 0 ? "," : ""}\n${JSON.stringify(session)}`);
-              } else await writeChunk(out, `${count > 0 ? "\n---\n\n" : ""}${renderMarkdown(session)}`);
+              } else await writeChunk(out, `${count > 0 ? "\n---\n\n" : ""}${sessionToMarkdown(session)}`);
               count++;
               progress.update(count, Math.max(total, count));
             }

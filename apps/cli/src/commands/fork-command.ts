@@ -3,7 +3,6 @@ import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { parseCount } from "../parse-options.js";
 import { resolveSession } from "../resolve-session.js";
-import { extension } from "../store-extensions.js";
 import { printJson } from "../write-output.js";
 
 interface ForkOptions {
@@ -26,20 +25,15 @@ export function forkCommand(): Command {
       const g = globalOptions(cmd);
       await withStore(await openExisting(g), async (store) => {
         const source = await resolveSession(store, ref);
-        const result = await extension(store, "forkSession")(source, {
+        const session = await store.forkSession(source, {
           ...(o.at !== undefined ? { atMessageId: o.at } : {}),
           ...(o.title !== undefined ? { title: o.title } : {}),
           ...(o.id !== undefined ? { newId: o.id } : {}),
         });
-        const newId =
-          typeof result === "string"
-            ? result
-            : String((result as { id?: unknown; sessionId?: unknown }).id ?? "");
-        const session = newId ? await store.getSession(newId) : null;
-        if (o.json) return printJson(session ?? result);
-        const title = session?.title ? ` '${session.title}'` : "";
+        if (o.json) return printJson(session);
+        const title = session.title ? ` '${session.title}'` : "";
         process.stdout.write(
-          `Forked ${source} → ${newId}${title} (${session?.message_count ?? "?"} messages)\n`,
+          `Forked ${source} → ${session.id}${title} (${session.message_count ?? 0} messages)\n`,
         );
       });
     });

@@ -1,9 +1,9 @@
 import { accessSync, constants, statSync } from "node:fs";
+import type { ImportReport } from "@hermes/store";
 import { Command, Option } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openOrCreate, withStore } from "../open-database.js";
-import { extension, type ImportOutcome } from "../store-extensions.js";
 import { printJson } from "../write-output.js";
 
 interface ImportOptions {
@@ -29,7 +29,7 @@ function requireReadableFile(file: string): void {
   }
 }
 
-function describe(r: ImportOutcome): string {
+function describe(r: ImportReport): string {
   const lines = [
     `Imported ${r.sessionsImported} session(s) with ${r.messagesImported} message(s); ` +
       `${r.sessionsUnchanged} already present and unchanged` +
@@ -64,7 +64,7 @@ export function importCommand(): Command {
       const g = globalOptions(cmd);
       requireReadableFile(file);
       await withStore(await openOrCreate(g), async (store) => {
-        const report = await extension(store, "importSessions")(file, {
+        const report = await store.importSessions(file, {
           onConflict: o.onConflict,
           onInvalid: o.skipInvalid ? "skip" : "abort",
           missingParent: o.detach ? "detach" : "reject",

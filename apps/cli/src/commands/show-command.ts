@@ -1,12 +1,11 @@
+import { sessionToMarkdown } from "@hermes/store";
 import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { renderConversation } from "../render/render-conversation.js";
-import { renderMarkdown } from "../render/render-markdown.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { resolveSession } from "../resolve-session.js";
-import { extension, hasExtension } from "../store-extensions.js";
 import { printJson } from "../write-output.js";
 
 interface ShowOptions {
@@ -35,11 +34,11 @@ export function showCommand(): Command {
         const view = { ...session, messages: await store.getMessages(id) };
         if (o.json) return printJson(view);
         if (o.markdown) {
-          process.stdout.write(`${renderMarkdown(view)}\n`);
+          process.stdout.write(sessionToMarkdown(view));
           return;
         }
         const style = createStyle(wantsColor(process.stdout, g.color));
-        const lineage = hasExtension(store, "getLineage") ? await extension(store, "getLineage")(id) : null;
+        const lineage = await store.getLineage(id);
         process.stdout.write(
           renderConversation(view, {
             style,

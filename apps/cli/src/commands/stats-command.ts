@@ -1,3 +1,4 @@
+import type { UsageStatsRow } from "@hermes/store";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
@@ -5,7 +6,6 @@ import { parseSince } from "../parse-options.js";
 import { formatCost, formatCount } from "../render/format-time.js";
 import { renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
-import { extension, type UsageRow } from "../store-extensions.js";
 import { printJson } from "../write-output.js";
 
 interface StatsOptions {
@@ -29,8 +29,8 @@ const NUMERIC = [
 ] as const;
 
 /** One row summing every group (the total when no `--by` is given). */
-export function totalOf(rows: UsageRow[]): UsageRow {
-  const total: UsageRow = {
+export function totalOf(rows: UsageStatsRow[]): UsageStatsRow {
+  const total: UsageStatsRow = {
     group: "total",
     sessions: 0,
     messages: 0,
@@ -71,10 +71,7 @@ export function statsCommand(): Command {
     .action(async (o: StatsOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       await withStore(await openExisting(g), async (store) => {
-        const grouped = await extension(
-          store,
-          "usageStats",
-        )({
+        const grouped = await store.usageStats({
           groupBy: o.by ?? "source",
           ...(o.source !== undefined ? { source: o.source } : {}),
           ...(o.since !== undefined ? { since: o.since } : {}),
