@@ -21,9 +21,9 @@ export interface WritePolicy {
    */
   readonly walMaxBytes: number;
   /**
-   * WAL size, in bytes, above which a commit is followed by one RESTART checkpoint (it waits
-   * only the busy timeout). Several processes writing back to back never leave the quiet moment
-   * SQLite needs to reset the WAL after PASSIVE checkpoints; RESTART makes one.
+   * WAL file size, in bytes, above which the periodic checkpoint is RESTART instead of PASSIVE
+   * (it waits only the busy timeout). Several processes writing back to back never leave the
+   * quiet moment SQLite needs to reset the WAL after PASSIVE checkpoints; RESTART makes one.
    */
   readonly walRestartBytes: number;
   /** Longest time, in ms, writes are held back while escalating a checkpoint, per escalation. */
@@ -65,7 +65,7 @@ export interface WriteStats {
   busyTimeouts: number;
   /** Checkpoints run (periodic PASSIVE, escalations and at close). */
   checkpoints: number;
-  /** RESTART checkpoints run because the WAL outgrew `walRestartBytes`. */
+  /** Periodic checkpoints run as RESTART because the WAL file outgrew `walRestartBytes`. */
   walRestarts: number;
   /** Checkpoints escalated to TRUNCATE because the WAL outgrew `walMaxBytes`. */
   walEscalations: number;
@@ -113,9 +113,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  *   on a busy/locked error the whole group rolls back and is retried after a jittered, growing
  *   backoff on a timer, until each write's deadline; an expired write gets `STORE_BUSY` with
  *   nothing written. Other errors are never retried.
- * - **WAL.** PASSIVE checkpoint every `checkpointEvery` writes; past `walRestartBytes`, one
- *   RESTART checkpoint after a commit (busy writers never leave SQLite a quiet moment to reset the
- *   WAL after PASSIVE ones); when the WAL outgrows
+ * - **WAL.** A checkpoint every `checkpointEvery` writes: PASSIVE, or RESTART once the WAL file
+ *   is past `walRestartBytes` (busy writers never leave SQLite a quiet moment to reset the WAL
+ *   after PASSIVE ones); when the WAL outgrows
  *   `walMaxBytes` (readers holding snapshots starve PASSIVE), TRUNCATE checkpoints, holding this
  *   process's writes back for at most `walPauseBudgetMs` so the readers' snapshots move on.
  */
@@ -151,15 +151,12 @@ export class WriteQueue {
    * must not cost every write a pause).
    */
   #walEscalateAt: number;
-  /** WAL size that triggers the next RESTART attempt (raised after one that found readers). */
-  #walRestartAt: number;
 
   constructor(conn: DatabaseConnection, policy: WritePolicy, walSize: () => number = () => 0) {
     this.#conn = conn;
     this.#policy = { ...policy, maxGroupSize: Math.max(1, Math.floor(policy.maxGroupSize)) };
     this.#walSize = walSize;
     this.#walEscalateAt = policy.walMaxBytes;
-    this.#walRestartAt = policy.walRestartBytes;
   }
 
   /** A snapshot of the counters. */
@@ -199,7 +196,7 @@ export class WriteQueue {
 
   #enqueue<T>(label: string, kind: Job["kind"], fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#pending.push({
+      const job: Job = {
         label,
         kind,
         fn,
@@ -207,8 +204,11 @@ export class WriteQueue {
         reject,
         enqueuedAt: performance.now(),
         attempts: 0,
-      });
-      // Idle: start now, so a lone write commits within this call (no added latency).
+      };
+      this.#pending.push(job);
+      // Idle: start now. The drain's first attempt runs synchronously, inside this call, so a
+      // lone write commits at once; calls made while it is draining (from this very tick on)
+      // queue up and form the next group.
       if (!this.#draining) void this.#drain();
     });
   }
@@ -219,13 +219,15 @@ export class WriteQueue {
       this.#markIdle = r;
     });
     try {
-      for (let first = true; ; first = false) {
-        // Between groups, let the callers whose writes just committed run: their next writes
-        // (and anyone else's) join the next group instead of trickling in one per transaction.
-        if (!first) await nextTurn();
+      for (let lastGroup = 0; ; ) {
+        // Between groups, when writes are coming concurrently (a group of several, or more
+        // queued), let the callers whose writes just committed run first: their next writes join
+        // the next group instead of trickling in one per transaction. A lone sequential writer
+        // skips this turn, so its next write starts (and commits) inside its own call.
+        if (lastGroup > 1 || (lastGroup === 1 && this.#pending.length > 0)) await nextTurn();
         if (this.#pending.length === 0) break;
         if (this.#walPressure) await this.#relieveWal();
-        await this.#runGroup();
+        lastGroup = await this.#runGroup();
       }
     } catch (error) {
       // Unreachable by design (every job error is routed to its promise); never strand callers.
@@ -246,13 +248,16 @@ export class WriteQueue {
     return this.#pending.slice(0, n);
   }
 
-  /** Commits the group at the head of the queue, waiting on timers while the lock is busy. */
-  async #runGroup(): Promise<void> {
+  /**
+   * Commits the group at the head of the queue, waiting on timers while the lock is busy.
+   * Returns how many writes it settled.
+   */
+  async #runGroup(): Promise<number> {
     let backoff = this.#policy.backoffMinMs;
     for (;;) {
       // Re-formed on each attempt: writes that arrived while we waited for the lock join in.
       const group = this.#nextGroup();
-      if (group.length === 0) return;
+      if (group.length === 0) return 0;
       this.#stats.attempts++;
       for (const job of group) job.attempts++;
       const result = group[0]?.kind === "exclusive" ? this.#attemptExclusive(group[0]) : this.#attempt(group);
@@ -260,11 +265,11 @@ export class WriteQueue {
         case "committed":
           this.#pending.splice(0, group.length);
           this.#committed(group, result.outcomes);
-          return;
+          return group.length;
         case "failed":
           this.#pending.splice(0, group.length);
           this.#settle(group, result.outcomes);
-          return;
+          return group.length;
         case "aborted": {
           const culprit = group[result.culprit];
           if (culprit !== undefined) {
@@ -277,7 +282,7 @@ export class WriteQueue {
         case "busy": {
           this.#stats.busyErrors++;
           this.#expire(result.error);
-          if (this.#pending.length === 0) return;
+          if (this.#pending.length === 0) return 0;
           const oldest = this.#pending[0] as Job;
           const remaining = oldest.enqueuedAt + this.#policy.deadlineMs - performance.now();
           // Full jitter: spread competing processes so they do not wake in lockstep.
@@ -316,7 +321,12 @@ export class WriteQueue {
     if (ok > this.#stats.writesPerGroupMax) this.#stats.writesPerGroupMax = ok;
     const every = this.#policy.checkpointEvery;
     if (every > 0 && Math.floor(before / every) !== Math.floor(this.#stats.writes / every)) {
-      this.checkpoint("PASSIVE");
+      // The file size is the WAL's high-water mark, not its live content (a reset rewrites it
+      // from the start): it only tells that a reset is overdue, so this stays at the cadence.
+      if (this.#walSize() > this.#policy.walRestartBytes) {
+        this.#stats.walRestarts++;
+        this.checkpoint("RESTART");
+      } else this.checkpoint("PASSIVE");
     }
     this.#watchWal();
     this.#settle(group, outcomes);
@@ -414,18 +424,14 @@ export class WriteQueue {
     }
   }
 
-  /** After each commit (one `stat`, microseconds next to the commit's sync): is the WAL too big? */
+  /**
+   * After each commit (one `stat`, microseconds next to the commit's sync): has the WAL file
+   * outgrown its bound? (It only grows when the live log outgrows it.)
+   */
   #watchWal(): void {
     const size = this.#walSize();
     if (size > this.#stats.walBytesMax) this.#stats.walBytesMax = size;
     if (size > this.#walEscalateAt) this.#walPressure = true;
-    else if (size > this.#walRestartAt) {
-      this.#stats.walRestarts++;
-      const restarted = this.checkpoint("RESTART");
-      this.#walRestartAt = restarted
-        ? this.#policy.walRestartBytes
-        : size + Math.max(this.#policy.walRestartBytes / 4, 256 * 1024);
-    }
   }
 
   /**
