@@ -3,10 +3,10 @@ import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
-import { renderConversation } from "../render/render-conversation.js";
+import { renderConversationHeader, renderMessage } from "../render/render-conversation.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { resolveSession } from "../resolve-session.js";
-import { printJson } from "../write-output.js";
+import { printJson, writeChunk } from "../write-output.js";
 
 interface ShowOptions {
   markdown?: boolean;
@@ -31,29 +31,30 @@ export function showCommand(): Command {
         const id = await resolveSession(store, ref);
         const session = await store.getSession(id);
         if (session === null) throw new CliError(`Session ${id} disappeared while reading it`);
-        const view = { ...session, messages: await store.getMessages(id) };
-        if (o.json) return printJson(view);
-        if (o.markdown) {
+        if (o.json || o.markdown) {
+          const view = { ...session, messages: await store.getMessages(id) };
+          if (o.json) return printJson(view);
           process.stdout.write(sessionToMarkdown(view));
           return;
         }
-        const style = createStyle(wantsColor(process.stdout, g.color));
         const lineage = await store.getLineage(id);
-        process.stdout.write(
-          renderConversation(view, {
-            style,
-            reasoning: o.reasoning === true,
-            toolLines: o.full ? 0 : 12,
-            lineage:
-              lineage === null
-                ? null
-                : {
-                    selfLink: lineage.session.link,
-                    ancestors: lineage.ancestors,
-                    descendants: lineage.descendants,
-                  },
-          }),
-        );
+        const render = {
+          style: createStyle(wantsColor(process.stdout, g.color)),
+          reasoning: o.reasoning === true,
+          toolLines: o.full ? 0 : 12,
+          lineage:
+            lineage === null
+              ? null
+              : {
+                  selfLink: lineage.session.link,
+                  ancestors: lineage.ancestors,
+                  descendants: lineage.descendants,
+                },
+        };
+        await writeChunk(process.stdout, renderConversationHeader(session, render));
+        // Page by page: a session of 100,000 messages prints without being loaded whole.
+        for await (const m of store.iterMessages(id))
+          await writeChunk(process.stdout, renderMessage(m, render));
       });
     });
 }

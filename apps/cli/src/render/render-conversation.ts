@@ -1,9 +1,9 @@
+import type { MessageRow, SessionRow } from "@hermes/store";
 import { formatClock, formatCost, formatCount, formatTime } from "./format-time.js";
-import type { SessionWithMessages } from "./session-view.js";
 import type { TerminalStyle } from "./terminal-style.js";
 import { toolCallsOf } from "./tool-calls.js";
 
-/** Options of {@link renderConversation}. */
+/** Options of {@link renderMessage} and {@link renderConversationHeader}. */
 export interface RenderConversationOptions {
   style: TerminalStyle;
   /** Show reasoning in full instead of one folded line. */
@@ -57,7 +57,7 @@ function cutLines(text: string, max: number, style: TerminalStyle): string {
 }
 
 /** The header block of a session: id, title, source, model, times, counters, cost. */
-export function renderSessionHeader(s: SessionWithMessages, style: TerminalStyle): string {
+export function renderSessionHeader(s: SessionRow, style: TerminalStyle): string {
   const lines = [`${style.bold(s.title ?? "(untitled)")}  ${style.dim(s.id)}`];
   const facts = [
     `source ${s.source}`,
@@ -77,48 +77,50 @@ export function renderSessionHeader(s: SessionWithMessages, style: TerminalStyle
   return lines.join("\n");
 }
 
+const ROLE_COLOR: Record<string, keyof TerminalStyle> = {
+  user: "green",
+  assistant: "cyan",
+  tool: "yellow",
+  system: "magenta",
+};
+
+/** The header of `show`: the session's facts, then its lineage (or its parent). */
+export function renderConversationHeader(s: SessionRow, o: RenderConversationOptions): string {
+  const out = [renderSessionHeader(s, o.style)];
+  if (o.lineage) out.push(...renderLineage(o.lineage, o.style));
+  else if (s.parent_session_id) out.push(o.style.dim(`parent ${s.parent_session_id}`));
+  return `${out.join("\n")}\n\n`;
+}
+
 /**
- * Renders a conversation for a terminal: a rule per message with role and time, tool calls as
- * `→ name(args)`, tool results indented under their tool, reasoning folded to one line.
+ * One message for a terminal: a rule with role and time, tool calls as `→ name(args)`, tool
+ * results indented under their tool (cut after `toolLines`), reasoning folded to one line.
  */
-export function renderConversation(s: SessionWithMessages, o: RenderConversationOptions): string {
+export function renderMessage(m: MessageRow, o: RenderConversationOptions): string {
   const { style } = o;
-  const toolLines = o.toolLines ?? 12;
-  const out = [renderSessionHeader(s, style)];
-  if (o.lineage) out.push(...renderLineage(o.lineage, style));
-  else if (s.parent_session_id) out.push(style.dim(`parent ${s.parent_session_id}`));
-  out.push("");
-  const roleColor: Record<string, (t: string) => string> = {
-    user: style.green,
-    assistant: style.cyan,
-    tool: style.yellow,
-    system: style.magenta,
-  };
-  for (const m of s.messages) {
-    const color = roleColor[m.role] ?? style.bold;
-    let label = m.role;
-    if (m.role === "tool")
-      label = `tool ${m.tool_name ?? ""}`.trim() + (m.tool_call_id ? ` [${m.tool_call_id}]` : "");
-    out.push(`${color(style.bold(`── ${label}`))} ${style.dim(`#${m.id} ${formatClock(m.timestamp)}`)}`);
-    const reasoning = m.reasoning ?? m.reasoning_content;
-    if (reasoning) {
-      if (o.reasoning) {
-        out.push(style.dim(style.italic(indent(reasoning, "  │ "))));
-      } else {
-        const words = reasoning.trim().split(/\s+/).length;
-        out.push(style.dim(`  ▸ reasoning (${words} words, folded; --reasoning to expand)`));
-      }
+  const key = ROLE_COLOR[m.role];
+  const color = key === undefined ? style.bold : (style[key] as (t: string) => string);
+  let label = m.role;
+  if (m.role === "tool")
+    label = `tool ${m.tool_name ?? ""}`.trim() + (m.tool_call_id ? ` [${m.tool_call_id}]` : "");
+  const out = [`${color(style.bold(`── ${label}`))} ${style.dim(`#${m.id} ${formatClock(m.timestamp)}`)}`];
+  const reasoning = m.reasoning ?? m.reasoning_content;
+  if (reasoning) {
+    if (o.reasoning) {
+      out.push(style.dim(style.italic(indent(reasoning, "  │ "))));
+    } else {
+      const words = reasoning.trim().split(/\s+/).length;
+      out.push(style.dim(`  ▸ reasoning (${words} words, folded; --reasoning to expand)`));
     }
-    if (m.content !== null && m.content !== "") {
-      const body = m.role === "tool" ? cutLines(m.content, toolLines, style) : m.content;
-      out.push(m.role === "tool" ? indent(body) : body);
-    }
-    for (const call of toolCallsOf(m.tool_calls)) {
-      out.push(
-        `  ${style.yellow("→")} ${style.bold(call.name)}(${call.arguments})${call.id ? style.dim(` [${call.id}]`) : ""}`,
-      );
-    }
-    out.push("");
   }
-  return out.join("\n");
+  if (m.content !== null && m.content !== "") {
+    const body = m.role === "tool" ? cutLines(m.content, o.toolLines ?? 12, style) : m.content;
+    out.push(m.role === "tool" ? indent(body) : body);
+  }
+  for (const call of toolCallsOf(m.tool_calls)) {
+    out.push(
+      `  ${style.yellow("→")} ${style.bold(call.name)}(${call.arguments})${call.id ? style.dim(` [${call.id}]`) : ""}`,
+    );
+  }
+  return `${out.join("\n")}\n\n`;
 }
