@@ -13,6 +13,7 @@ export {
   cjkIndexPresence,
   cjkQueueDepth,
   cjkQueuePending,
+  cjkTimestampsMonotonic,
   createCjkIndex,
   drainCjkQueue,
   dropCjkIndex,
@@ -85,5 +86,6 @@ export {
   rankedSearchSql,
   type SearchFilters,
   scanRowsSql,
+  substringSearchByIdSql,
   substringSearchSql,
 } from "./search-sql.js";

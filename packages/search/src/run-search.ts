@@ -1,4 +1,5 @@
 import type { SqlExecutor } from "@hermes/schema";
+import { cjkTimestampsMonotonic } from "./cjk-index/cjk-index.js";
 import type { RowSet, SearchPlan } from "./query/plan-search.js";
 import {
   CONTEXT_SQL,
@@ -9,6 +10,7 @@ import {
   rankedSearchSql,
   type SearchFilters,
   scanRowsSql,
+  substringSearchByIdSql,
   substringSearchSql,
 } from "./search-sql.js";
 
@@ -127,7 +129,8 @@ export function runSearch(db: SqlExecutor, plan: SearchPlan, options: RunSearchO
         options.offset,
       ]);
     } else if (plan.rows.kind === "match") {
-      rows = db.all<HitRow>(substringSearchSql(plan.rows.index, options), [
+      const sql = cjkTimestampsMonotonic(db) ? substringSearchByIdSql : substringSearchSql;
+      rows = db.all<HitRow>(sql(plan.rows.index, options), [
         plan.rows.match,
         ...filters.params,
         options.limit,

@@ -89,6 +89,20 @@ export function substringSearchSql(index: SearchIndexName, filters: SearchFilter
 }
 
 /**
+ * {@link substringSearchSql} when timestamps are known to follow ids (see
+ * `cjkTimestampsMonotonic`): the same rows in the same order, read newest first straight off
+ * the index (`ORDER BY rowid DESC`), so a page costs a page of lookups however many rows match.
+ */
+export function substringSearchByIdSql(index: SearchIndexName, filters: SearchFilters = {}): string {
+  return (
+    "SELECT m.id, m.session_id, m.role, m.content, m.tool_calls, m.timestamp, m.tool_name, " +
+    "s.source, s.model, s.started_at AS session_started " +
+    `FROM ${index} f JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id ` +
+    `WHERE ${index} MATCH ?${filterSql(filters).sql} ORDER BY f.rowid DESC LIMIT ? OFFSET ?`
+  );
+}
+
+/**
  * Like {@link substringSearchSql} for a set of ids computed beforehand (terms on different
  * indexes). Parameters: the ids as a JSON array, the filter values, limit, offset.
  */

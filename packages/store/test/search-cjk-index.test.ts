@@ -169,6 +169,47 @@ describe("short-CJK index: other writers", () => {
   });
 });
 
+describe("short-CJK index: newest first", () => {
+  it("pages straight off the index while timestamps follow ids, and sorts by timestamp once one does not", async () => {
+    const path = join(tempDir(), "state.db");
+    let now = 1_750_000_000;
+    const store = await open(path, () => (now += 1));
+    // createSession reads the clock once (…001), each append once (…002 + i).
+    await store.createSession({ id: "s", source: "cli" });
+    const ours: number[] = [];
+    for (let i = 0; i < 30; i++)
+      ours.push(await store.appendMessage({ sessionId: "s", role: "user", content: `第${i}次测试` }));
+    const page = async (offset: number) =>
+      (await store.searchMessages("测试", { limit: 5, offset })).map((h) => h.id);
+    expect(await page(0)).toEqual(ours.slice(-5).reverse());
+    expect(await page(5)).toEqual(ours.slice(-10, -5).reverse());
+    const state = () => {
+      const db = new Database(path, { readonly: true });
+      const row = db.prepare("SELECT value FROM hermes_search_state WHERE key = 'ts_monotonic'").get();
+      db.close();
+      return row;
+    };
+    expect(state()).toEqual({ value: 1 });
+    // Another process writes a message stamped in the past (an import, a clock stepped back).
+    const raw = new Database(path);
+    const old = Number(
+      raw
+        .prepare(
+          "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', '旧的测试', ?)",
+        )
+        .run(1_750_000_010.5).lastInsertRowid,
+    );
+    raw.close();
+    const all = (await store.searchMessages("测试", { limit: 100 })).map((h) => h.id);
+    expect(state()).toEqual({ value: 0 });
+    // Ordered by timestamp: ours are stamped …002 + i, so the old message
+    // (…010.5) sits between ours[9] (…011) and ours[8] (…010).
+    const expected = [...ours.slice(9).reverse(), old, ...ours.slice(0, 9).reverse()];
+    expect(all).toEqual(expected);
+    expect(await page(20)).toEqual(expected.slice(20, 25));
+  });
+});
+
 describe("short-CJK index: when it cannot be brought up to date", () => {
   it("answers with the reference's scan while another connection holds the write lock past the deadline", async () => {
     const path = join(tempDir(), "state.db");

@@ -36,7 +36,7 @@ export const CJK_INDEX_TRIGGERS: Readonly<Record<string, string>> = {
   hermes_search_queue_insert: `CREATE TRIGGER IF NOT EXISTS hermes_search_queue_insert AFTER INSERT ON messages BEGIN
     INSERT INTO ${CJK_QUEUE_TABLE}(message_id) VALUES (new.id);
 END`,
-  hermes_search_queue_update: `CREATE TRIGGER IF NOT EXISTS hermes_search_queue_update AFTER UPDATE OF id, content, tool_calls, tool_name ON messages BEGIN
+  hermes_search_queue_update: `CREATE TRIGGER IF NOT EXISTS hermes_search_queue_update AFTER UPDATE OF id, content, tool_calls, tool_name, timestamp ON messages BEGIN
     INSERT INTO ${CJK_QUEUE_TABLE}(message_id) VALUES (old.id);
     INSERT INTO ${CJK_QUEUE_TABLE}(message_id) VALUES (new.id);
 END`,
@@ -70,6 +70,39 @@ export function createCjkIndex(db: SqlExecutor): void {
   const max = db.get<{ hi: number | null }>("SELECT MAX(id) AS hi FROM messages")?.hi ?? 0;
   db.run(`INSERT OR IGNORE INTO ${CJK_STATE_TABLE}(key, value) VALUES ('backfill_next', 0)`);
   db.run(`INSERT OR IGNORE INTO ${CJK_STATE_TABLE}(key, value) VALUES ('backfill_end', ?)`, [max]);
+  db.run(`INSERT OR IGNORE INTO ${CJK_STATE_TABLE}(key, value) VALUES ('ts_monotonic', 1)`);
+}
+
+/**
+ * Whether message timestamps never decrease as ids grow, over every message the index has
+ * seen (backfill and queue). Both writers stamp a message inside its write transaction, so
+ * this normally holds, and then "newest first" (`timestamp DESC, id DESC`) is simply `id DESC`:
+ * the first page comes straight off the index instead of sorting every match. One message
+ * out of order (an import, a clock step back) clears the flag until the index is rebuilt.
+ * Only meaningful when the queue is empty.
+ */
+export function cjkTimestampsMonotonic(db: SqlExecutor): boolean {
+  if (!objectExists(db, "table", CJK_STATE_TABLE) || !objectExists(db, "table", CJK_QUEUE_TABLE))
+    return false;
+  if (cjkQueuePending(db)) return false;
+  const row = db.get<{ value: number }>(`SELECT value FROM ${CJK_STATE_TABLE} WHERE key = 'ts_monotonic'`);
+  return row?.value === 1;
+}
+
+function markNotMonotonic(db: SqlExecutor): void {
+  db.run(`UPDATE ${CJK_STATE_TABLE} SET value = 0 WHERE key = 'ts_monotonic'`);
+}
+
+/** Whether message `id` (timestamp `ts`) sits in timestamp order between its id neighbours. */
+function inOrder(db: SqlExecutor, id: number, ts: number): boolean {
+  const prev = db.get<{ t: number }>(
+    "SELECT timestamp AS t FROM messages WHERE id < ? ORDER BY id DESC LIMIT 1",
+    [id],
+  );
+  const next = db.get<{ t: number }>("SELECT timestamp AS t FROM messages WHERE id > ? ORDER BY id LIMIT 1", [
+    id,
+  ]);
+  return (prev === undefined || prev.t <= ts) && (next === undefined || ts <= next.t);
 }
 
 /** Drops every object of the index (the triggers first, so no write ever meets a missing table). */
@@ -80,6 +113,7 @@ export function dropCjkIndex(db: SqlExecutor): void {
 
 interface MessageTexts {
   id: number;
+  timestamp: number;
   content: string | null;
   tool_calls: string | null;
   tool_name: string | null;
@@ -118,10 +152,20 @@ export function backfillCjkChunk(db: SqlExecutor, chunk: number): { done: number
   const state = cjkBackfillState(db);
   if (state === null || state.next >= state.end) return { done: 0, remaining: 0 };
   const rows = db.all<MessageTexts>(
-    "SELECT id, content, tool_calls, tool_name FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+    "SELECT id, timestamp, content, tool_calls, tool_name FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
     [state.next, state.end, chunk],
   );
-  for (const row of rows) reindex(db, row.id, row);
+  let prevTs =
+    db.get<{ t: number }>("SELECT timestamp AS t FROM messages WHERE id <= ? ORDER BY id DESC LIMIT 1", [
+      state.next,
+    ])?.t ?? Number.NEGATIVE_INFINITY;
+  let monotonic = true;
+  for (const row of rows) {
+    reindex(db, row.id, row);
+    if (row.timestamp < prevTs) monotonic = false;
+    prevTs = row.timestamp;
+  }
+  if (!monotonic) markNotMonotonic(db);
   const last = rows.length < chunk ? state.end : (rows[rows.length - 1]?.id ?? state.end);
   db.run(`UPDATE ${CJK_STATE_TABLE} SET value = ? WHERE key = 'backfill_next'`, [last]);
   const remaining =
@@ -159,10 +203,12 @@ export function drainCjkQueue(db: SqlExecutor, chunk: number): number {
   const lastSeq = queued[queued.length - 1]?.seq ?? 0;
   const ids = [...new Set(queued.map((q) => q.message_id))];
   for (const id of ids) {
-    const row = db.get<MessageTexts>("SELECT id, content, tool_calls, tool_name FROM messages WHERE id = ?", [
-      id,
-    ]);
+    const row = db.get<MessageTexts>(
+      "SELECT id, timestamp, content, tool_calls, tool_name FROM messages WHERE id = ?",
+      [id],
+    );
     reindex(db, id, row);
+    if (row !== undefined && !inOrder(db, id, row.timestamp)) markNotMonotonic(db);
   }
   db.run(`DELETE FROM ${CJK_QUEUE_TABLE} WHERE rowid <= ?`, [lastSeq]);
   return queued.length;
