@@ -11,7 +11,8 @@ export function formatMs(ms: number | null | undefined): string {
 
 function formatRate(value: number | null | undefined): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return "–";
-  return value >= 100 ? Math.round(value).toLocaleString("en-US") : value.toFixed(1);
+  if (value >= 100) return Math.round(value).toLocaleString("en-US");
+  return value >= 1 ? value.toFixed(1) : value.toPrecision(2);
 }
 
 function formatExtra(extra: CaseResult["extra"]): string {
