@@ -6,6 +6,7 @@ const projects = [
   ["@hermes/schema", "packages/schema"],
   ["@hermes/search", "packages/search"],
   ["@hermes/store", "packages/store"],
+  ["@hermes/postgres", "packages/postgres"],
   ["@hermes/cli", "apps/cli"],
   ["@hermes/bench", "apps/bench"],
 ] as const;
@@ -20,6 +21,8 @@ export default defineConfig({
         name,
         root,
         include: ["test/**/*.test.ts"],
+        // The PostgreSQL project starts one throwaway server for all its tests.
+        ...(name === "@hermes/postgres" ? { globalSetup: ["test/global-setup.ts"] } : {}),
         // Type-level tests (`*.test-d.ts`, checked by tsc) where a package has them.
         ...(name === "@hermes/schema"
           ? { typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "tsconfig.test.json" } }

@@ -83,7 +83,7 @@ export function lineageRootToSession(ctx: StoreContext, sessionId: string): stri
 }
 
 /** Python truthiness of a decoded JSON value (`[]`, `{}`, `""`, `0`, `false`, `null` are falsy). */
-function truthy(value: unknown): boolean {
+export function truthy(value: unknown): boolean {
   if (value === null || value === undefined || value === false || value === 0 || value === "") return false;
   if (Array.isArray(value)) return value.length > 0;
   if (typeof value === "object") return Object.keys(value).length > 0;
@@ -91,7 +91,7 @@ function truthy(value: unknown): boolean {
 }
 
 /** Parses stored JSON text; `fallback` when it does not parse (one bad row never breaks a replay). */
-function parseOr(text: string, fallback: unknown): unknown {
+export function parseOr(text: string, fallback: unknown): unknown {
   try {
     return parsePythonJson(text);
   } catch {
@@ -127,7 +127,7 @@ export function toConversationMessage(row: ReplayRow): ConversationMessage {
  * prompt would appear twice. A user message is a replay when the same text was sent earlier
  * with no assistant answer (content or tool calls) in between.
  */
-function isReplayedUserPrompt(previous: readonly ConversationMessage[], msg: ConversationMessage): boolean {
+export function isReplayedUserPrompt(previous: readonly ConversationMessage[], msg: ConversationMessage): boolean {
   if (msg.role !== "user" || typeof msg.content !== "string" || msg.content === "") return false;
   for (let i = previous.length - 1; i >= 0; i--) {
     const prev = previous[i] as ConversationMessage;

@@ -156,7 +156,7 @@ const PREVIEW_CHARS = 60;
  * The reference's preview of the raw SQL cut: Python `strip()`, then the first 60 code points
  * plus "..." when more remained.
  */
-function previewOf(raw: unknown): string {
+export function previewOf(raw: unknown): string {
   const text =
     typeof raw === "string"
       ? raw
@@ -185,7 +185,8 @@ function finishRich(row: RawRichRow): RichSessionRow {
 }
 
 // What a compression root shows of its tip: the live conversation's identity and activity.
-const TIP_FIELDS = [
+/** Columns a compression root shows of its tip. */
+export const TIP_FIELDS = [
   "id",
   "ended_at",
   "end_reason",

@@ -58,7 +58,7 @@ const bumpCountersQ = compileQuery<{ id: string; tool_calls: number }>((db) =>
  * JSON text for a value that is truthy in the reference's sense (`[]`, `{}`, `""`, `0`, `false`
  * are stored as NULL), or a typed error for a value JSON cannot hold (cycles, BigInt, functions).
  */
-function encodeJson(name: string, value: unknown): string | null {
+export function encodeJson(name: string, value: unknown): string | null {
   let text: string | null | undefined;
   try {
     text = jsonIfTruthy(value);

@@ -105,7 +105,7 @@ const deleteSessionRowQ = compileQuery<{ id: string }>((db) =>
 );
 
 /** Optional `sessionsDir`: a non-empty string or absent. */
-function sessionsDirOf(value: unknown): string | null {
+export function sessionsDirOf(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   return requireId("sessionsDir", value);
 }
@@ -119,7 +119,7 @@ function sessionsDirOf(value: unknown): string | null {
  * `[` cannot select other sessions' dumps, and an id that is not a plain file name (`..`, `a/b`)
  * removes nothing outside `dir`.
  */
-async function removeSessionFiles(dir: string, ids: readonly string[]): Promise<void> {
+export async function removeSessionFiles(dir: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   let entries: string[] = [];
   try {
@@ -195,7 +195,7 @@ const deleteSessionsQ = compileQuery<{ ids: string }>((db) =>
 );
 
 /** A finite, non-negative number of days or hours, or the default when absent. */
-function duration(name: string, value: unknown, fallback: number): number {
+export function duration(name: string, value: unknown, fallback: number): number {
   if (value === undefined || value === null) return fallback;
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
     throw new InvalidArgumentError(name, `${name} must be a finite, non-negative number`);

@@ -8,7 +8,7 @@ import { optionalString, requireId } from "../validate.js";
 import { escapeLike } from "./sessions.js";
 
 /** A title argument of a lookup: any string (lookups are exact and never sanitized). */
-function titleArgument(name: string, value: unknown): string {
+export function titleArgument(name: string, value: unknown): string {
   const text = typeof value === "string" ? optionalString(name, value) : null;
   if (text === null) throw new InvalidArgumentError(name, `${name} must be a string`);
   return text;
@@ -115,8 +115,10 @@ const lineageTitlesQ = compileQuery<{ base: string; pattern: string }>((db) =>
 
 // Python regexes of the reference, spelled for JavaScript: `.` there excludes only "\n",
 // `$` also matches before one final "\n", and `\d` is any Unicode decimal digit (Nd).
-const NUMBERED_SUFFIX = /^([^\n]*?) #(\p{Nd}+)\n?$/u;
-const LAST_NUMBER = /^[^\n]* #(\p{Nd}+)\n?$/u;
+/** A title ending in ` #<digits>`: group 1 is the base title. */
+export const NUMBERED_SUFFIX = /^([^\n]*?) #(\p{Nd}+)\n?$/u;
+/** The trailing ` #<digits>` number of a lineage title. */
+export const LAST_NUMBER = /^[^\n]* #(\p{Nd}+)\n?$/u;
 const DECIMAL_DIGIT = /\p{Nd}/u;
 
 /**
@@ -125,7 +127,7 @@ const DECIMAL_DIGIT = /\p{Nd}/u;
  * offset from the start of its run of digits, modulo 10. BigInt: the reference's integers
  * have no size limit.
  */
-function decimalValue(digits: string): bigint {
+export function decimalValue(digits: string): bigint {
   if (/^[0-9]+$/.test(digits)) return BigInt(digits);
   let value = 0n;
   for (const ch of digits) {

@@ -27,7 +27,8 @@ export interface ConversationWindow {
   estimatedTokens: number;
 }
 
-interface WindowRow {
+/** The columns a conversation window reads. */
+export interface WindowRow {
   id: number;
   timestamp: number;
   role: string;
@@ -57,7 +58,7 @@ const COUNT_SQL = "SELECT COUNT(*) AS n FROM messages WHERE session_id = ?";
 const len = (s: string | null) => (s === null ? 0 : s.length);
 
 /** Tokens of a stored message: its `token_count`, else ~4 characters per token. */
-function estimateTokens(row: WindowRow): number {
+export function estimateTokens(row: WindowRow): number {
   if (typeof row.token_count === "number" && row.token_count > 0) return row.token_count;
   const chars = len(row.content) + len(row.tool_calls) + len(row.reasoning) + len(row.reasoning_content);
   return Math.ceil(chars / 4) + 4; // + a few tokens of per-message framing

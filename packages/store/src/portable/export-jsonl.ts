@@ -20,7 +20,7 @@ export type JsonlDestination = string | NodeJS.WritableStream;
 const CHUNK_CHARS = 1 << 20;
 
 /** A buffered writer honouring the destination's backpressure. */
-interface ChunkSink {
+export interface ChunkSink {
   write(text: string): Promise<void>;
   finish(): Promise<number>;
   abort(): Promise<void>;
@@ -91,7 +91,7 @@ function streamSink(stream: NodeJS.WritableStream): ChunkSink {
   };
 }
 
-async function sinkFor(destination: JsonlDestination): Promise<ChunkSink> {
+export async function sinkFor(destination: JsonlDestination): Promise<ChunkSink> {
   if (typeof destination === "string") {
     if (destination.length === 0 || destination.includes("\0")) {
       throw new InvalidArgumentError("destination", "destination must be a file path or a writable stream");

@@ -190,7 +190,8 @@ class BatchWriter {
   }
 }
 
-function validated(o: ImportSessionsOptions | undefined): Required<ImportSessionsOptions> {
+/** Import options with their defaults, or `INVALID_ARGUMENT`. */
+export function validated(o: ImportSessionsOptions | undefined): Required<ImportSessionsOptions> {
   const opts = options("options", o);
   const pick = <T extends string>(
     name: keyof ImportSessionsOptions,
@@ -257,7 +258,7 @@ interface LineEntry {
 }
 
 /** Every line of a file with its byte offset and length, without holding the file. */
-async function* readLines(path: string): AsyncGenerator<{ line: number; offset: number; bytes: Buffer }> {
+export async function* readLines(path: string): AsyncGenerator<{ line: number; offset: number; bytes: Buffer }> {
   let pending: Buffer[] = [];
   let pendingLength = 0;
   let offset = 0;
@@ -281,7 +282,8 @@ async function* readLines(path: string): AsyncGenerator<{ line: number; offset: 
   if (pendingLength > 0) yield { line: ++line, offset, bytes: Buffer.concat(pending) };
 }
 
-function decodeLine(bytes: Buffer): unknown {
+/** One JSONL line (a trailing CR dropped) parsed as JSON, or a `PortableValidationError`. */
+export function decodeLine(bytes: Buffer): unknown {
   // A CRLF file is fine too.
   const end = bytes.length > 0 && bytes[bytes.length - 1] === 13 ? bytes.length - 1 : bytes.length;
   const text = bytes.toString("utf8", 0, end);
@@ -293,7 +295,7 @@ function decodeLine(bytes: Buffer): unknown {
 }
 
 /** The `id` of a rejected line when it has one, to explain why its children are rejected. */
-function badLineId(bytes: Buffer): string | null {
+export function badLineId(bytes: Buffer): string | null {
   try {
     const value: unknown = decodeLine(bytes);
     const id = typeof value === "object" && value !== null ? (value as { id?: unknown }).id : undefined;

@@ -1,4 +1,4 @@
-import type { AppendMessageInput, HermesStoreError, SessionStore } from "@hermes/store";
+import type { AppendMessageInput, HermesStoreError, SessionStoreApi } from "@hermes/store";
 import { describe, expect, it } from "vitest";
 import { type ContractSuite, manualClock } from "./harness.js";
 
@@ -20,7 +20,7 @@ const BLOCK = `<memory-context>\n${NOTE}\n\nuser likes tea\n</memory-context>`;
 
 /** Session `id` with `turns` appended in order. */
 async function session(
-  store: SessionStore,
+  store: SessionStoreApi,
   id: string,
   turns: Array<Omit<AppendMessageInput, "sessionId">>,
   parentSessionId?: string,

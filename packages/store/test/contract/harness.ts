@@ -1,4 +1,4 @@
-import type { SessionStore } from "@hermes/store";
+import type { SessionStoreApi } from "@hermes/store";
 
 /**
  * What a backend gives the contract suites: a way to open a fresh, empty store.
@@ -8,7 +8,7 @@ import type { SessionStore } from "@hermes/store";
 export interface ContractBackend {
   readonly name: string;
   /** A fresh, empty store. `clock` replaces the wall clock (Unix epoch seconds). */
-  open(options?: { clock?: () => number }): Promise<SessionStore>;
+  open(options?: { clock?: () => number }): Promise<SessionStoreApi>;
 }
 
 /** A contract suite: a function of the backend, calling `describe`/`it` inside. */

@@ -1,4 +1,4 @@
-import type { HermesStoreError, RichSessionRow, SessionStore } from "@hermes/store";
+import type { HermesStoreError, RichSessionRow, SessionStoreApi } from "@hermes/store";
 import { describe, expect, it } from "vitest";
 import { type ContractSuite, type ManualClock, manualClock } from "./harness.js";
 
@@ -19,7 +19,7 @@ const ids = (rows: Array<{ id: string }>) => rows.map((r) => r.id);
  * A store whose clock the test places exactly: `at(t, fn)` runs `fn` with the clock at `T0 + t`
  * (each reading adds 1 ms, so two operations at the same `t` get the same timestamp).
  */
-async function openAt(open: (o: { clock: () => number }) => Promise<SessionStore>) {
+async function openAt(open: (o: { clock: () => number }) => Promise<SessionStoreApi>) {
   const clock: ManualClock = manualClock(T0);
   const store = await open({ clock });
   const at = async <T>(t: number, fn: () => Promise<T>): Promise<T> => {

@@ -1,4 +1,4 @@
-import type { HermesStoreError, SessionStore } from "@hermes/store";
+import type { HermesStoreError, SessionStoreApi } from "@hermes/store";
 import { describe, expect, it } from "vitest";
 import { type ContractSuite, manualClock } from "./harness.js";
 
@@ -12,7 +12,7 @@ async function rejection(p: Promise<unknown>): Promise<HermesStoreError> {
   throw new Error("expected the call to reject");
 }
 
-async function counters(store: SessionStore, id: string) {
+async function counters(store: SessionStoreApi, id: string) {
   const s = await store.getSession(id);
   return { message_count: s?.message_count, tool_call_count: s?.tool_call_count };
 }

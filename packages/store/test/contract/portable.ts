@@ -1,4 +1,4 @@
-import type { HermesStoreError, SessionStore } from "@hermes/store";
+import type { HermesStoreError, SessionStoreApi } from "@hermes/store";
 import { describe, expect, it } from "vitest";
 import { type ContractSuite, manualClock } from "./harness.js";
 
@@ -24,7 +24,7 @@ const call = (id: string, name = "terminal", args = '{"cmd":"ls"}') => ({
 });
 
 /** A small store: a titled root with a tool round trip, a compression child, a delegate, a branch. */
-async function seed(store: SessionStore, clock: ReturnType<typeof manualClock>): Promise<void> {
+async function seed(store: SessionStoreApi, clock: ReturnType<typeof manualClock>): Promise<void> {
   await store.createSession({ id: "root", source: "cli", model: "m1", systemPrompt: "be brief" });
   await store.setSessionTitle("root", "Deploy");
   await store.appendMessage({ sessionId: "root", role: "user", content: "deploy it" });

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { HermesStoreError, SessionStore } from "@hermes/store";
+import type { HermesStoreError, SessionStoreApi } from "@hermes/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { type ContractSuite, type ManualClock, manualClock } from "./harness.js";
 
@@ -31,7 +31,7 @@ function sessionsDir(files: string[]): string {
 
 /** Creates a session at the clock's current time, with one message; ends it if `endReason`. */
 async function seed(
-  store: SessionStore,
+  store: SessionStoreApi,
   id: string,
   o: { source?: string; parent?: string; end?: string } = {},
 ) {
@@ -211,7 +211,7 @@ export const retentionSuite: ContractSuite = (backend) => {
 
   describe(`pruneSessions [${backend.name}]`, () => {
     /** Sessions of every age and state; the clock ends at T0 + 100 days. */
-    async function population(clock: ManualClock, store: SessionStore) {
+    async function population(clock: ManualClock, store: SessionStoreApi) {
       clock.set(T0);
       await seed(store, "old-ended", { end: "user_exit" });
       await seed(store, "old-active");

@@ -1,4 +1,4 @@
-import type { HermesStoreError, SessionStore } from "@hermes/store";
+import type { HermesStoreError, SessionStoreApi } from "@hermes/store";
 import { describe, expect, it } from "vitest";
 import { type ContractSuite, manualClock } from "./harness.js";
 
@@ -13,11 +13,11 @@ async function rejection(p: Promise<unknown>): Promise<HermesStoreError> {
 
 /** A store with `messages` appended to session `s1` (source `cli`), in order. */
 async function storeWith(
-  open: () => Promise<SessionStore>,
+  open: () => Promise<SessionStoreApi>,
   messages: Array<
     string | { content: string | null; role?: string; toolName?: string; toolCalls?: unknown[] }
   >,
-): Promise<{ store: SessionStore; ids: number[] }> {
+): Promise<{ store: SessionStoreApi; ids: number[] }> {
   const store = await open();
   await store.createSession({ id: "s1", source: "cli", model: "m1" });
   const ids: number[] = [];
@@ -36,7 +36,7 @@ async function storeWith(
   return { store, ids };
 }
 
-const found = async (store: SessionStore, q: string) =>
+const found = async (store: SessionStoreApi, q: string) =>
   (await store.searchMessages(q, { limit: 100 })).map((h) => h.id).sort((a, b) => a - b);
 
 /** searchMessages (SPEC §5 "Search", §6, DESIGN "Search"). */

@@ -1,4 +1,4 @@
-import type { HermesStoreError, SessionStore } from "@hermes/store";
+import type { HermesStoreError, SessionStoreApi } from "@hermes/store";
 import { describe, expect, it } from "vitest";
 import { type ContractSuite, manualClock } from "./harness.js";
 
@@ -15,7 +15,7 @@ async function rejection(p: Promise<unknown>): Promise<HermesStoreError> {
 const T0 = 1_767_225_600;
 
 /** The session's row; fails the test when it is missing. */
-async function row(store: SessionStore, id: string) {
+async function row(store: SessionStoreApi, id: string) {
   const s = await store.getSession(id);
   if (s === null) throw new Error(`session ${id} is missing`);
   return s;

@@ -1,4 +1,4 @@
-import type { HermesStoreError, SessionStore } from "@hermes/store";
+import type { HermesStoreError, SessionStoreApi } from "@hermes/store";
 import { describe, expect, it } from "vitest";
 import { type ContractSuite, manualClock } from "./harness.js";
 
@@ -17,9 +17,9 @@ async function rejection(p: Promise<unknown>): Promise<HermesStoreError> {
  * previous); session ids are `s0`, `s1`, …. A `null` title leaves the session untitled.
  */
 async function titled(
-  open: (o: { clock: () => number }) => Promise<SessionStore>,
+  open: (o: { clock: () => number }) => Promise<SessionStoreApi>,
   titles: Array<string | null>,
-): Promise<SessionStore> {
+): Promise<SessionStoreApi> {
   const clock = manualClock();
   const store = await open({ clock });
   for (const [i, title] of titles.entries()) {

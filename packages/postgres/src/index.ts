@@ -1,0 +1,7 @@
+export { PG_MIGRATIONS, PG_SCHEMA_VERSION, type PgMigrationReport } from "./pg-schema.js";
+export { searchVectorLiteral, tsqueryLiteral, wordTokens } from "./pg-search-text.js";
+export {
+  type OpenPostgresSessionStoreOptions,
+  openPostgresSessionStore,
+  PostgresSessionStore,
+} from "./postgres-session-store.js";

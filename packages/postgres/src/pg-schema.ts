@@ -1,0 +1,132 @@
+import type { PoolClient } from "pg";
+
+/** One versioned migration step of the PostgreSQL schema. */
+export interface PgMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: readonly string[];
+}
+
+/**
+ * The PostgreSQL schema, step by step. Same tables and columns as `state.db` v11 (timestamps as
+ * `double precision` epoch seconds, counters as `bigint`), plus the search columns and indexes.
+ */
+export const PG_MIGRATIONS: readonly PgMigration[] = [
+  {
+    version: 1,
+    name: "core tables",
+    sql: [
+      `CREATE TABLE IF NOT EXISTS sessions (
+        id text PRIMARY KEY,
+        source text NOT NULL,
+        user_id text,
+        model text,
+        model_config text,
+        system_prompt text,
+        parent_session_id text REFERENCES sessions(id),
+        started_at double precision NOT NULL,
+        ended_at double precision,
+        end_reason text,
+        message_count bigint DEFAULT 0,
+        tool_call_count bigint DEFAULT 0,
+        input_tokens bigint DEFAULT 0,
+        output_tokens bigint DEFAULT 0,
+        cache_read_tokens bigint DEFAULT 0,
+        cache_write_tokens bigint DEFAULT 0,
+        reasoning_tokens bigint DEFAULT 0,
+        billing_provider text,
+        billing_base_url text,
+        billing_mode text,
+        estimated_cost_usd double precision,
+        actual_cost_usd double precision,
+        cost_status text,
+        cost_source text,
+        pricing_version text,
+        title text,
+        api_call_count bigint DEFAULT 0
+      )`,
+      `CREATE TABLE IF NOT EXISTS messages (
+        id bigserial PRIMARY KEY,
+        session_id text NOT NULL REFERENCES sessions(id),
+        role text NOT NULL,
+        content text,
+        tool_call_id text,
+        tool_calls text,
+        tool_name text,
+        timestamp double precision NOT NULL,
+        token_count bigint,
+        finish_reason text,
+        reasoning text,
+        reasoning_content text,
+        reasoning_details text,
+        codex_reasoning_items text,
+        codex_message_items text
+      )`,
+      "CREATE TABLE IF NOT EXISTS state_meta (key text PRIMARY KEY, value text)",
+      "CREATE INDEX IF NOT EXISTS idx_sessions_source ON sessions(source)",
+      "CREATE INDEX IF NOT EXISTS idx_sessions_parent ON sessions(parent_session_id, started_at)",
+      "CREATE INDEX IF NOT EXISTS idx_sessions_started ON sessions(started_at DESC, id)",
+      "CREATE INDEX IF NOT EXISTS idx_messages_session ON messages(session_id, timestamp, id)",
+      "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique ON sessions(title) WHERE title IS NOT NULL",
+      // Prefix lookups of ids and titles (`LIKE 'x%'`) in any collation.
+      "CREATE INDEX IF NOT EXISTS idx_sessions_id_pattern ON sessions(id text_pattern_ops)",
+      "CREATE INDEX IF NOT EXISTS idx_sessions_title_pattern ON sessions(title text_pattern_ops)",
+    ],
+  },
+  {
+    version: 2,
+    name: "search: tsvector (GIN) for words, pg_trgm (GIN) for CJK and substrings",
+    sql: [
+      "ALTER TABLE messages ADD COLUMN IF NOT EXISTS search_vector tsvector",
+      "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector)",
+      `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
+        (COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, ''))
+        public.gin_trgm_ops)`,
+    ],
+  },
+];
+
+/** The newest schema version this package writes. */
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
+
+/** What opening did to the schema. */
+export interface PgMigrationReport {
+  /** Version found before opening (0 for an empty schema). */
+  readonly from: number;
+  readonly to: number;
+  /** Steps applied by this open (empty when another instance had migrated already). */
+  readonly applied: readonly string[];
+}
+
+/**
+ * Brings the current schema (`search_path`'s first schema) to {@link PG_SCHEMA_VERSION}, in one
+ * transaction under a transaction-level advisory lock keyed by the schema name: instances that
+ * start together queue on the lock, the first migrates, the others find the work done.
+ */
+export async function migratePg(client: PoolClient): Promise<PgMigrationReport> {
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('hermes-sessions:' || current_schema()))");
+    await client.query("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
+    await client.query("CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)");
+    const row = (
+      await client.query<{ version: number }>("SELECT max(version) AS version FROM schema_version")
+    ).rows[0];
+    const from = row?.version ?? 0;
+    const applied: string[] = [];
+    for (const step of PG_MIGRATIONS) {
+      if (step.version <= from) continue;
+      for (const statement of step.sql) await client.query(statement);
+      applied.push(`v${step.version}: ${step.name}`);
+    }
+    if (applied.length > 0) {
+      await client.query("DELETE FROM schema_version");
+      await client.query("INSERT INTO schema_version (version) VALUES ($1)", [PG_SCHEMA_VERSION]);
+    }
+    await client.query("COMMIT");
+    return { from, to: Math.max(from, PG_SCHEMA_VERSION), applied };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,103 @@
+import type { QueryNode } from "@hermes/search";
+
+/** tsvector positions stop at 16383 (PostgreSQL's limit); later words share the last position. */
+const MAX_POSITION = 16_383;
+/** Longest lexeme PostgreSQL accepts, in bytes. */
+const MAX_LEXEME_BYTES = 2_046;
+/** Keeps a tsvector well under PostgreSQL's 1 MB limit; words past it are not indexed. */
+const MAX_VECTOR_CHARS = 900_000;
+
+const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu;
+const MARKS = /\p{M}+/gu;
+
+/**
+ * Words of `text` as FTS5's `unicode61` tokenizer cuts them (the SQLite store's word index):
+ * runs of letters, digits and private-use characters, case-folded, diacritics removed. Doing it
+ * here rather than with a PostgreSQL text-search parser keeps `chat-send`, `P2.2` and
+ * `kubectl_rollout` meaning on both backends what they mean on SQLite.
+ */
+export function wordTokens(text: string): string[] {
+  const folded = text.toLowerCase().normalize("NFD").replace(MARKS, "");
+  return folded.match(TOKEN) ?? [];
+}
+
+/**
+ * A `tsvector` literal for a message: its content, tool calls and tool name (the columns FTS5
+ * indexes), each word with its position. Tokens hold only letters and digits, so no quoting
+ * issue can arise.
+ */
+export function searchVectorLiteral(
+  content: string | null,
+  toolCalls: string | null,
+  toolName: string | null,
+): string {
+  const parts: string[] = [];
+  let position = 0;
+  let size = 0;
+  for (const text of [content, toolCalls, toolName]) {
+    if (text === null || text === "") continue;
+    for (const token of wordTokens(text)) {
+      if (Buffer.byteLength(token) > MAX_LEXEME_BYTES) continue;
+      position = Math.min(position + 1, MAX_POSITION);
+      const entry = `'${token}':${position}`;
+      size += entry.length + 1;
+      if (size > MAX_VECTOR_CHARS) return parts.join(" ");
+      parts.push(entry);
+    }
+    // Phrases never span two columns (as in FTS5).
+    position = Math.min(position + 1, MAX_POSITION);
+  }
+  return parts.join(" ");
+}
+
+/**
+ * A `tsquery` literal for a parsed query tree (`@hermes/search` `parseFtsQuery`): each term a
+ * phrase of its words (`<->`), `*` a prefix on its last word, AND/OR/NOT as `&`, `|`, `& !`.
+ * Returns `null` when no term holds a word.
+ */
+export function tsqueryLiteral(node: QueryNode): string | null {
+  switch (node.kind) {
+    case "term": {
+      const words = wordTokens(node.text);
+      if (words.length === 0) return null;
+      const rendered = words.map((w, i) => `'${w}'${node.prefix && i === words.length - 1 ? ":*" : ""}`);
+      return rendered.length === 1 ? rendered[0]! : `(${rendered.join(" <-> ")})`;
+    }
+    case "and":
+    case "or": {
+      const parts = node.children.map(tsqueryLiteral).filter((p): p is string => p !== null);
+      if (parts.length === 0) return null;
+      return `(${parts.join(node.kind === "and" ? " & " : " | ")})`;
+    }
+    case "not": {
+      const positive = tsqueryLiteral(node.positive);
+      if (positive === null) return null;
+      const negative = node.negative.map(tsqueryLiteral).filter((p): p is string => p !== null);
+      return negative.length === 0 ? positive : `(${positive} & !(${negative.join(" | ")}))`;
+    }
+  }
+}
+
+/** The searched text of a message, as the trigram index and substring search see it. */
+export const SEARCH_DOCUMENT_SQL =
+  "(COALESCE(m.content, '') || ' ' || COALESCE(m.tool_calls, '') || ' ' || COALESCE(m.tool_name, ''))";
+
+/**
+ * A SQL condition for a CJK-mode query tree: every term a case-insensitive substring of the
+ * message (served by the pg_trgm GIN index), combined with AND/OR/NOT. Parameters are pushed
+ * onto `params`.
+ */
+export function substringCondition(node: QueryNode, params: unknown[]): string {
+  switch (node.kind) {
+    case "term":
+      params.push(`%${node.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      return `${SEARCH_DOCUMENT_SQL} ILIKE $${params.length}`;
+    case "and":
+    case "or":
+      return `(${node.children.map((c) => substringCondition(c, params)).join(node.kind === "and" ? " AND " : " OR ")})`;
+    case "not":
+      return `(${substringCondition(node.positive, params)} AND NOT (${node.negative
+        .map((c) => substringCondition(c, params))
+        .join(" OR ")}))`;
+  }
+}
