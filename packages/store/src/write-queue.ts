@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { DatabaseConnection } from "./database-connection.js";
-import { HermesStoreError, StoreBusyError } from "./errors.js";
-import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
+import { HermesStoreError, StoreBusyError, StoreCorruptError } from "./errors.js";
+import { isBusyError, isFileCorruption, mapSqliteError, sqliteCode } from "./sqlite-errors.js";
 
 /** How writes wait for the lock held by another connection, and how they are grouped. */
 export interface WritePolicy {
@@ -21,9 +21,10 @@ export interface WritePolicy {
    */
   readonly walMaxBytes: number;
   /**
-   * WAL file size, in bytes, above which the periodic checkpoint is RESTART instead of PASSIVE
-   * (it waits only the busy timeout). Several processes writing back to back never leave the
-   * quiet moment SQLite needs to reset the WAL after PASSIVE checkpoints; RESTART makes one.
+   * WAL size, in bytes, past which a commit that grows the WAL file is followed by a RESTART
+   * checkpoint (it waits only the busy timeout). Several processes writing back to back never
+   * leave the quiet moment SQLite needs to reset the WAL after PASSIVE checkpoints; RESTART
+   * makes one.
    */
   readonly walRestartBytes: number;
   /** Longest time, in ms, writes are held back while escalating a checkpoint, per escalation. */
@@ -40,6 +41,18 @@ export const DEFAULT_WRITE_POLICY: WritePolicy = {
   walRestartBytes: 4 * 1024 * 1024,
   walPauseBudgetMs: 250,
 };
+
+/**
+ * Repair of a derived index (the search index) that a write unit found damaged
+ * (`SQLITE_CORRUPT_VTAB`): the index is rebuilt from the tables it mirrors, in a transaction of
+ * its own, and the write is run again once.
+ */
+export interface IndexRepair {
+  /** Whether a failure of the write unit named `label` may be repaired (not the index's own maintenance). */
+  readonly appliesTo: (label: string) => boolean;
+  /** Rebuilds the index; runs synchronously inside `BEGIN IMMEDIATE … COMMIT`. */
+  readonly run: () => void;
+}
 
 /** Counters of the write path, readable through `store.stats()`. */
 export interface WriteStats {
@@ -65,7 +78,7 @@ export interface WriteStats {
   busyTimeouts: number;
   /** Checkpoints run (periodic PASSIVE, escalations and at close). */
   checkpoints: number;
-  /** Periodic checkpoints run as RESTART because the WAL file outgrew `walRestartBytes`. */
+  /** RESTART checkpoints run because the WAL grew past `walRestartBytes`. */
   walRestarts: number;
   /** Checkpoints escalated to TRUNCATE because the WAL outgrew `walMaxBytes`. */
   walEscalations: number;
@@ -83,6 +96,8 @@ interface Job {
   /** `performance.now()` at the call: the deadline counts from here. */
   readonly enqueuedAt: number;
   attempts: number;
+  /** Set once a repair of the search index was tried for this job (it is never tried twice). */
+  indexRepaired?: boolean;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -94,7 +109,9 @@ type GroupResult =
   /** The whole transaction failed (COMMIT error, or SQLite rolled everything back): no write kept. */
   | { kind: "failed"; outcomes: Outcome[] }
   /** SQLite rolled the whole transaction back because of one job: reject it, re-run the others. */
-  | { kind: "aborted"; culprit: number; error: unknown };
+  | { kind: "aborted"; culprit: number; error: unknown }
+  /** A job met a damaged search index (`SQLITE_CORRUPT_VTAB`); the transaction was rolled back. */
+  | { kind: "index-damaged"; culprit: number; error: unknown };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -113,8 +130,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  *   on a busy/locked error the whole group rolls back and is retried after a jittered, growing
  *   backoff on a timer, until each write's deadline; an expired write gets `STORE_BUSY` with
  *   nothing written. Other errors are never retried.
- * - **WAL.** A checkpoint every `checkpointEvery` writes: PASSIVE, or RESTART once the WAL file
- *   is past `walRestartBytes` (busy writers never leave SQLite a quiet moment to reset the WAL
+ * - **WAL.** PASSIVE checkpoint every `checkpointEvery` writes; a RESTART checkpoint when the
+ *   WAL grows past `walRestartBytes` (busy writers never leave SQLite a quiet moment to reset it
  *   after PASSIVE ones); when the WAL outgrows
  *   `walMaxBytes` (readers holding snapshots starve PASSIVE), TRUNCATE checkpoints, holding this
  *   process's writes back for at most `walPauseBudgetMs` so the readers' snapshots move on.
@@ -151,12 +168,53 @@ export class WriteQueue {
    * must not cost every write a pause).
    */
   #walEscalateAt: number;
+  /** WAL file size at the previous commit. */
+  #walLastSize = 0;
 
-  constructor(conn: DatabaseConnection, policy: WritePolicy, walSize: () => number = () => 0) {
+  readonly #indexRepair: IndexRepair | undefined;
+  /**
+   * The first error that showed the database file itself damaged (`SQLITE_CORRUPT`, not a
+   * search index). From then on nothing is written or checkpointed: a write or a checkpoint
+   * could overwrite pages that a recovery tool can still read.
+   */
+  #corruption: unknown;
+
+  constructor(
+    conn: DatabaseConnection,
+    policy: WritePolicy,
+    walSize: () => number = () => 0,
+    indexRepair?: IndexRepair,
+  ) {
     this.#conn = conn;
     this.#policy = { ...policy, maxGroupSize: Math.max(1, Math.floor(policy.maxGroupSize)) };
     this.#walSize = walSize;
     this.#walEscalateAt = policy.walMaxBytes;
+    this.#indexRepair = indexRepair;
+  }
+
+  /** Whether a damaged database file was seen; then writes and checkpoints are refused. */
+  get corrupted(): boolean {
+    return this.#corruption !== undefined;
+  }
+
+  /**
+   * Records `error` if it shows the database file damaged (reads report theirs here too), so
+   * that no later write or checkpoint touches the file. Other errors are ignored.
+   */
+  noteError(error: unknown): void {
+    if (this.#corruption !== undefined) return;
+    const cause = error instanceof StoreCorruptError ? (error.cause ?? error) : error;
+    if (isFileCorruption(cause)) this.#corruption = cause;
+  }
+
+  #refusal(): StoreCorruptError {
+    return new StoreCorruptError(
+      this.#conn.path,
+      `The database ${this.#conn.path} was found damaged earlier; this store writes nothing more to it ` +
+        "(a write or checkpoint could overwrite what a recovery can still read). Keep a copy of the " +
+        "file and run 'hermes-sessions doctor'.",
+      { cause: this.#corruption },
+    );
   }
 
   /** A snapshot of the counters. */
@@ -196,6 +254,11 @@ export class WriteQueue {
 
   #enqueue<T>(label: string, kind: Job["kind"], fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (this.#corruption !== undefined) {
+        this.#stats.failedWrites++;
+        reject(this.#refusal());
+        return;
+      }
       const job: Job = {
         label,
         kind,
@@ -258,6 +321,13 @@ export class WriteQueue {
       // Re-formed on each attempt: writes that arrived while we waited for the lock join in.
       const group = this.#nextGroup();
       if (group.length === 0) return 0;
+      if (this.#corruption !== undefined) {
+        // Queued before the damage was seen: refused like any later write.
+        this.#pending.splice(0, group.length);
+        this.#stats.failedWrites += group.length;
+        for (const job of group) job.reject(this.#refusal());
+        return group.length;
+      }
       this.#stats.attempts++;
       for (const job of group) job.attempts++;
       const result = group[0]?.kind === "exclusive" ? this.#attemptExclusive(group[0]) : this.#attempt(group);
@@ -272,12 +342,37 @@ export class WriteQueue {
           return group.length;
         case "aborted": {
           const culprit = group[result.culprit];
+          this.noteError(result.error);
           if (culprit !== undefined) {
             this.#pending.splice(result.culprit, 1);
             this.#stats.failedWrites++;
             culprit.reject(mapSqliteError(result.error, this.#conn.path));
           }
           continue; // the others re-run at once in a fresh transaction
+        }
+        case "index-damaged": {
+          const culprit = group[result.culprit] as Job;
+          const repair = this.#repairIndex();
+          if (repair === "repaired") {
+            culprit.indexRepaired = true;
+            continue; // the whole group re-runs against the rebuilt index
+          }
+          if (repair !== "busy") {
+            // The rebuild failed (e.g. `messages` itself is damaged): this write fails, typed.
+            this.noteError(repair.error);
+            this.#pending.splice(result.culprit, 1);
+            this.#stats.failedWrites++;
+            culprit.reject(mapSqliteError(result.error, this.#conn.path));
+            continue;
+          }
+          // Another connection holds the lock: wait like any busy attempt, then re-run.
+          this.#stats.busyErrors++;
+          this.#expire(result.error);
+          if (this.#pending.length === 0) return 0;
+          this.#stats.retries++;
+          await sleep(backoff);
+          backoff = Math.min(backoff * 2, this.#policy.backoffMaxMs);
+          continue;
         }
         case "busy": {
           this.#stats.busyErrors++;
@@ -321,12 +416,7 @@ export class WriteQueue {
     if (ok > this.#stats.writesPerGroupMax) this.#stats.writesPerGroupMax = ok;
     const every = this.#policy.checkpointEvery;
     if (every > 0 && Math.floor(before / every) !== Math.floor(this.#stats.writes / every)) {
-      // The file size is the WAL's high-water mark, not its live content (a reset rewrites it
-      // from the start): it only tells that a reset is overdue, so this stays at the cadence.
-      if (this.#walSize() > this.#policy.walRestartBytes) {
-        this.#stats.walRestarts++;
-        this.checkpoint("RESTART");
-      } else this.checkpoint("PASSIVE");
+      this.checkpoint("PASSIVE");
     }
     this.#watchWal();
     this.#settle(group, outcomes);
@@ -337,6 +427,7 @@ export class WriteQueue {
       const o = outcomes[i];
       if (o?.ok) job.resolve(o.value);
       else {
+        this.noteError(o?.error);
         this.#stats.failedWrites++;
         job.reject(mapSqliteError(o?.error, this.#conn.path));
       }
@@ -373,6 +464,14 @@ export class WriteQueue {
           this.#rollback();
           return { kind: "busy", error };
         }
+        if (
+          sqliteCode(error) === "SQLITE_CORRUPT_VTAB" &&
+          job.indexRepaired !== true &&
+          this.#indexRepair?.appliesTo(job.label) === true
+        ) {
+          this.#rollback();
+          return { kind: "index-damaged", culprit: i, error };
+        }
         if (!conn.inTransaction) {
           // SQLite rolled the whole transaction back (disk full, I/O error, …): nothing of the
           // group is kept; this job is the cause, the others are innocent and re-run.
@@ -404,6 +503,25 @@ export class WriteQueue {
     return { kind: "committed", outcomes };
   }
 
+  /** Rebuilds the damaged search index in a transaction of its own. */
+  #repairIndex(): "repaired" | "busy" | { error: unknown } {
+    const repair = this.#indexRepair;
+    if (repair === undefined) return { error: new Error("no index repair configured") };
+    try {
+      this.#conn.statement("BEGIN IMMEDIATE").run();
+    } catch (error) {
+      return isBusyError(error) ? "busy" : { error };
+    }
+    try {
+      repair.run();
+      this.#conn.statement("COMMIT").run();
+      return "repaired";
+    } catch (error) {
+      this.#rollback();
+      return isBusyError(error) ? "busy" : { error };
+    }
+  }
+
   #attemptExclusive(job: Job): GroupResult {
     try {
       const value = job.fn();
@@ -430,8 +548,17 @@ export class WriteQueue {
    */
   #watchWal(): void {
     const size = this.#walSize();
+    // The file size is the WAL's high-water mark, not its live content: after a reset SQLite
+    // rewrites the file from the start. So it grows only while the log is longer than ever
+    // before, which is the moment to force a reset (not at every commit of a big, reused file).
+    const grew = size > this.#walLastSize;
+    this.#walLastSize = size;
     if (size > this.#stats.walBytesMax) this.#stats.walBytesMax = size;
     if (size > this.#walEscalateAt) this.#walPressure = true;
+    else if (grew && size > this.#policy.walRestartBytes) {
+      this.#stats.walRestarts++;
+      this.checkpoint("RESTART");
+    }
   }
 
   /**
@@ -466,7 +593,7 @@ export class WriteQueue {
    * is not an error). Returns whether it completed (`busy = 0`).
    */
   checkpoint(mode: "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE"): boolean {
-    if (this.#conn.inTransaction) return false;
+    if (this.#conn.inTransaction || this.#corruption !== undefined) return false;
     try {
       const row = this.#conn.db.pragma(`wal_checkpoint(${mode})`, { simple: false }) as Array<{
         busy?: number;
