@@ -116,4 +116,23 @@ describe("WriteQueue", () => {
     other.close();
     conn.close();
   });
+
+  it("retries a write that met SQLITE_BUSY_SNAPSHOT (or SQLITE_LOCKED) from scratch, rolled back in between", async () => {
+    for (const code of ["SQLITE_BUSY_SNAPSHOT", "SQLITE_LOCKED_SHAREDCACHE"]) {
+      const { conn, writes, values } = queue();
+      let runs = 0;
+      const value = await writes.run("snapshot", () => {
+        runs++;
+        conn.run("INSERT INTO t (v) VALUES (?)", [`run${runs}`]);
+        // As a stale read snapshot would: the first run fails after writing.
+        if (runs === 1) throw Object.assign(new Error("database is locked"), { code });
+        return "done";
+      });
+      expect(value).toBe("done");
+      expect(runs).toBe(2);
+      expect(values()).toEqual(["run2"]); // the first run's row was rolled back
+      expect(writes.stats).toMatchObject({ retries: 1, busyErrors: 1, writes: 1, failedWrites: 0 });
+      conn.close();
+    }
+  });
 });
