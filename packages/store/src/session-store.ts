@@ -24,6 +24,7 @@ import * as retention from "./operations/retention.js";
 import * as search from "./operations/search.js";
 import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
+import { referenceSearchIndexRepair } from "./search-index-repair.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
 import type { AnthropicConversation } from "./portable/anthropic-format.js";
@@ -88,6 +89,11 @@ export interface OpenSessionStoreOptions {
   /** Progress of a long upgrade (an old file's search index backfill). */
   onMigrationProgress?: (progress: MigrationProgress) => void;
   /**
+   * How long opening waits, in ms, while another process upgrades the same old file
+   * (default 600 000: re-indexing a million messages takes minutes), then `STORE_BUSY`.
+   */
+  migrationDeadlineMs?: number;
+  /**
    * Open even when the SQLite linked into better-sqlite3 is older than 3.51.3 (which has a
    * WAL-reset bug that can corrupt a database written by several processes). Default `false`:
    * such a SQLite is refused with `UNSUPPORTED_SQLITE`.
@@ -98,6 +104,7 @@ export interface OpenSessionStoreOptions {
 }
 
 const MIGRATION_CHAIN = composeChain(coreSchema, searchSchema);
+const DEFAULT_MIGRATION_DEADLINE_MS = 600_000;
 
 /** Statistics of one store, for monitoring. */
 export interface StoreStats extends WriteStats {
@@ -148,6 +155,8 @@ export class SessionStore {
     try {
       return fn(ctx);
     } catch (error) {
+      // A damaged file seen by a read stops every later write and checkpoint of this store.
+      this.#writes.noteError(error);
       throw mapSqliteError(error, ctx.path);
     }
   }
@@ -262,7 +271,12 @@ export class SessionStore {
    * (one- and two-character terms from an index of ours). See `@hermes/search`.
    */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
-    return search.searchMessages(this.#use(), query, o);
+    try {
+      return await search.searchMessages(this.#use(), query, o);
+    } catch (error) {
+      this.#writes.noteError(error);
+      throw error;
+    }
   }
   /** State of every search index: the reference's FTS5 tables and the short-CJK index. */
   async verifySearchIndex(): Promise<import("@hermes/search").SearchIndexReport> {
@@ -368,6 +382,7 @@ export class SessionStore {
       }
     } catch (error) {
       if (this.#closed) throw error instanceof StoreClosedError ? error : new StoreClosedError();
+      this.#writes.noteError(error);
       throw error;
     }
   }
@@ -389,6 +404,7 @@ export class SessionStore {
       await this.#writes.whenIdle();
       // Best effort: TRUNCATE waits only the short busy timeout for readers, then degrades to
       // copying what it can, like PASSIVE (as the reference's close, never an error).
+      // Skipped once the file was found damaged (the queue refuses to checkpoint then).
       this.#writes.checkpoint("TRUNCATE");
       this.#conn.close();
     })();
@@ -439,6 +455,13 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
   const deadlineMs = options.writeDeadlineMs ?? DEFAULT_WRITE_POLICY.deadlineMs;
   if (!Number.isFinite(deadlineMs) || deadlineMs < 0) {
     throw new InvalidArgumentError("writeDeadlineMs", "writeDeadlineMs must be a non-negative number");
+  }
+  const migrationDeadlineMs = options.migrationDeadlineMs ?? DEFAULT_MIGRATION_DEADLINE_MS;
+  if (!Number.isFinite(migrationDeadlineMs) || migrationDeadlineMs < 0) {
+    throw new InvalidArgumentError(
+      "migrationDeadlineMs",
+      "migrationDeadlineMs must be a non-negative number",
+    );
   }
   const maxGroupSize = positiveInteger(
     "maxGroupSize",
@@ -501,9 +524,16 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
         walMaxBytes,
       },
       () => walSize(path),
+      referenceSearchIndexRepair(conn),
     );
+    // Upgrading a big old file holds the write lock for minutes (a million messages
+    // re-indexed); a process opening the same file meanwhile waits for it instead of failing.
+    const upgrades = new WriteQueue(conn, {
+      ...DEFAULT_WRITE_POLICY,
+      deadlineMs: migrationDeadlineMs,
+    });
     const migration = await runMigrations(conn, MIGRATION_CHAIN, {
-      transaction: (label, fn) => writes.run(label, fn),
+      transaction: (label, fn) => upgrades.run(label, fn),
       onProgress: options.onMigrationProgress,
     });
     tightenPermissions(path);

@@ -92,7 +92,11 @@ describe("eight processes opening the same old file at the same instant", () => 
     // rebuild both search indexes, if it did not find the work already done.
     const built = buildLegacyFile(path, "v1", { bulkMessages: 40_000 });
     const startAt = String(Date.now() + 1_500);
-    const results = await Promise.all(Array.from({ length: 8 }, () => runOpener([path, startAt])));
+    // A short write deadline: the seven that wait must wait for the upgrade itself (its own,
+    // long deadline), not give up with STORE_BUSY after the deadline of an ordinary write.
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => runOpener([path, startAt, "--write-deadline=250"])),
+    );
 
     const reports = results.map((r) => {
       expect(r.code, r.stderr).toBe(0);
