@@ -34,6 +34,19 @@ export function isBusyError(error: unknown): boolean {
 }
 
 /**
+ * Errors that show the database file itself damaged: `SQLITE_CORRUPT` (a b-tree page, the
+ * header) and `SQLITE_NOTADB`. Not `SQLITE_CORRUPT_VTAB`: that is a search index (FTS5 shadow
+ * tables), derived from `messages` and rebuilt from it without loss.
+ */
+export function isFileCorruption(error: unknown): boolean {
+  const code = sqliteCode(error);
+  return (
+    code !== undefined &&
+    ((code.startsWith("SQLITE_CORRUPT") && code !== "SQLITE_CORRUPT_VTAB") || code === "SQLITE_NOTADB")
+  );
+}
+
+/**
  * Turns a driver error into the store's typed errors where one fits; other errors pass through.
  */
 export function mapSqliteError(error: unknown, path: string): unknown {

@@ -110,8 +110,11 @@ type GroupResult =
   | { kind: "failed"; outcomes: Outcome[] }
   /** SQLite rolled the whole transaction back because of one job: reject it, re-run the others. */
   | { kind: "aborted"; culprit: number; error: unknown }
-  /** A job met a damaged search index (`SQLITE_CORRUPT_VTAB`); the transaction was rolled back. */
-  | { kind: "index-damaged"; culprit: number; error: unknown };
+  /**
+   * A job (or, at COMMIT, the group: `culprit` null) met a damaged search index
+   * (`SQLITE_CORRUPT_VTAB`); the transaction was rolled back.
+   */
+  | { kind: "index-damaged"; culprit: number | null; error: unknown };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -351,18 +354,19 @@ export class WriteQueue {
           continue; // the others re-run at once in a fresh transaction
         }
         case "index-damaged": {
-          const culprit = group[result.culprit] as Job;
+          const at = result.culprit ?? 0;
+          const culprits = result.culprit === null ? group : group.slice(at, at + 1);
           const repair = this.#repairIndex();
           if (repair === "repaired") {
-            culprit.indexRepaired = true;
+            for (const job of culprits) job.indexRepaired = true;
             continue; // the whole group re-runs against the rebuilt index
           }
           if (repair !== "busy") {
-            // The rebuild failed (e.g. `messages` itself is damaged): this write fails, typed.
+            // The rebuild failed (e.g. `messages` itself is damaged): the write fails, typed.
             this.noteError(repair.error);
-            this.#pending.splice(result.culprit, 1);
-            this.#stats.failedWrites++;
-            culprit.reject(mapSqliteError(result.error, this.#conn.path));
+            this.#pending.splice(at, culprits.length);
+            this.#stats.failedWrites += culprits.length;
+            for (const job of culprits) job.reject(mapSqliteError(result.error, this.#conn.path));
             continue;
           }
           // Another connection holds the lock: wait like any busy attempt, then re-run.
@@ -464,11 +468,7 @@ export class WriteQueue {
           this.#rollback();
           return { kind: "busy", error };
         }
-        if (
-          sqliteCode(error) === "SQLITE_CORRUPT_VTAB" &&
-          job.indexRepaired !== true &&
-          this.#indexRepair?.appliesTo(job.label) === true
-        ) {
+        if (sqliteCode(error) === "SQLITE_CORRUPT_VTAB" && this.#mayRepair(job)) {
           this.#rollback();
           return { kind: "index-damaged", culprit: i, error };
         }
@@ -498,9 +498,17 @@ export class WriteQueue {
     } catch (error) {
       this.#rollback();
       if (isBusyError(error)) return { kind: "busy", error };
+      // FTS5 writes its pending index data at COMMIT: a damaged index may first show here.
+      if (sqliteCode(error) === "SQLITE_CORRUPT_VTAB" && group.every((job) => this.#mayRepair(job))) {
+        return { kind: "index-damaged", culprit: null, error };
+      }
       return { kind: "failed", outcomes: group.map(() => ({ ok: false, error })) };
     }
     return { kind: "committed", outcomes };
+  }
+
+  #mayRepair(job: Job): boolean {
+    return job.indexRepaired !== true && this.#indexRepair?.appliesTo(job.label) === true;
   }
 
   /** Rebuilds the damaged search index in a transaction of its own. */
