@@ -39,6 +39,23 @@ export function referenceIsReliable(query: string): boolean {
   );
 }
 
+const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+
+/** A prepared statement per SQL text (the property test runs 100,000 queries). */
+function prepare(db: Database.Database, sql: string): Database.Statement {
+  let cache = statements.get(db);
+  if (cache === undefined) {
+    cache = new Map();
+    statements.set(db, cache);
+  }
+  let stmt = cache.get(sql);
+  if (stmt === undefined) {
+    stmt = db.prepare(sql);
+    cache.set(sql, stmt);
+  }
+  return stmt;
+}
+
 /**
  * The reference's `search_messages` (SPEC.md §5), written out independently of our planner as
  * a test oracle: the same routing, the same SQL text, errors of the FTS paths → no rows.
@@ -71,7 +88,7 @@ export function referenceSearch(
   const ranked = (table: string, match: string) => {
     const sql = `SELECT m.id, snippet(${table}, -1, '>>>', '<<<', '...', 40) AS snippet FROM ${table} JOIN messages m ON m.id = ${table}.rowid JOIN sessions s ON s.id = m.session_id WHERE ${table} MATCH ?${extra} ORDER BY rank LIMIT ? OFFSET ?`;
     try {
-      return db.prepare(sql).all(match, ...params, ...page) as ReferenceHit[];
+      return prepare(db, sql).all(match, ...params, ...page) as ReferenceHit[];
     } catch {
       return [];
     }
@@ -88,7 +105,12 @@ export function referenceSearch(
   const pattern = `%${raw.replace(/\\/g, "\\\\").replace(/%/g, "\\%").replace(/_/g, "\\_")}%`;
   const cut = (c: string) => `substr(${c}, max(1, instr(${c}, ?) - 40), 120)`;
   const sql = `SELECT m.id, CASE WHEN instr(m.content, ?) > 0 THEN ${cut("m.content")} WHEN m.tool_calls IS NOT NULL AND instr(m.tool_calls, ?) > 0 THEN ${cut("m.tool_calls")} WHEN m.tool_name IS NOT NULL AND instr(m.tool_name, ?) > 0 THEN ${cut("m.tool_name")} ELSE '' END AS snippet FROM messages m JOIN sessions s ON s.id = m.session_id WHERE (m.content LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\')${extra} ORDER BY m.timestamp DESC LIMIT ? OFFSET ?`;
-  return db
-    .prepare(sql)
-    .all(...Array(6).fill(raw), pattern, pattern, pattern, ...params, ...page) as ReferenceHit[];
+  return prepare(db, sql).all(
+    ...Array(6).fill(raw),
+    pattern,
+    pattern,
+    pattern,
+    ...params,
+    ...page,
+  ) as ReferenceHit[];
 }
