@@ -1,3 +1,5 @@
+import { HermesStoreError } from "@hermes/store";
+
 /** Exit codes of `hermes-sessions`. */
 export const EXIT = {
   /** Success. */
@@ -25,4 +27,11 @@ export class CliError extends Error {
 /** A malformed argument or option value (exit code 2). */
 export function usageError(message: string): CliError {
   return new CliError(message, EXIT.usage);
+}
+
+/** The one line an error becomes on stderr (the first line of its message). */
+export function errorLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const first = message.split("\n").find((l) => l.trim() !== "") ?? "unknown error";
+  return error instanceof HermesStoreError ? `${first} [${error.code}]` : first;
 }

@@ -1,14 +1,6 @@
-import { HermesStoreError } from "@hermes/store";
 import { CommanderError } from "commander";
-import { CliError, EXIT } from "./cli-error.js";
+import { CliError, EXIT, errorLine } from "./cli-error.js";
 import { createProgram } from "./cli-program.js";
-
-/** The one line an error becomes on stderr (the first line of its message). */
-export function errorLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const first = message.split("\n").find((l) => l.trim() !== "") ?? "unknown error";
-  return error instanceof HermesStoreError ? `${first} [${error.code}]` : first;
-}
 
 /**
  * Runs `hermes-sessions` with `argv` (without `node` and the script) and returns the exit

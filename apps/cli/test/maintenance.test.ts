@@ -1,4 +1,4 @@
-import { chmodSync } from "node:fs";
+import { chmodSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -71,6 +71,24 @@ describe("doctor", { timeout: 240_000 }, () => {
     const perm = checks.find((c) => c.name === "permissions state.db")!;
     expect(perm.status).toBe("warn");
     expect(perm.detail).toMatch(/^0644 \(readable by others/);
+  });
+
+  it("reports a database planted as a symbolic link, and every command refuses it", () => {
+    const target = copyOfSample();
+    const link = join(tempDir(), "state.db");
+    symlinkSync(target, link);
+    const before = fingerprint(target);
+    const r = cliOn(link, ["doctor", "--json"]);
+    expect(r.code).toBe(1);
+    const checks = (
+      JSON.parse(r.stdout) as { checks: Array<{ name: string; status: string; detail: string }> }
+    ).checks;
+    expect(checks.find((c) => c.name === `file ${link}`)).toMatchObject({ status: "fail" });
+    expect(checks.find((c) => c.name === "open")?.detail).toMatch(/symbolic link.*\[UNSAFE_PATH\]$/);
+    const list = cliOn(link, ["list"]);
+    expect(list.code).toBe(1);
+    expect(oneErrorLine(list)).toMatch(/symbolic link.*\[UNSAFE_PATH\]$/);
+    expect(fingerprint(target)).toBe(before);
   });
 
   it("reports an old schema as failed, without upgrading or changing the file", () => {

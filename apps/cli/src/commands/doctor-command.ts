@@ -5,7 +5,7 @@ import type { SearchIndexReport } from "@hermes/search";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { Command } from "commander";
-import { CliError } from "../cli-error.js";
+import { CliError, errorLine } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { locateDatabase, peekSchemaVersion, requireExisting } from "../open-database.js";
 import { formatBytes } from "../render/format-time.js";
@@ -169,10 +169,21 @@ export function doctorCommand(): Command {
       }
       const current = peekSchemaVersion(path) === SCHEMA_VERSION;
       // The store is only opened on an up-to-date file: opening an old one would upgrade it.
-      const store = current ? await openSessionStore({ path }) : null;
+      let store: SessionStore | null = null;
+      let openError: string | null = null;
+      if (current) {
+        try {
+          store = await openSessionStore({ path });
+        } catch (error) {
+          // Reported as a failed check: the rest of the report is still worth reading.
+          openError = errorLine(error);
+        }
+      }
       let repaired = false;
       try {
-        if (store === null) {
+        if (openError !== null) {
+          checks.push({ name: "open", status: "fail", detail: openError });
+        } else if (store === null) {
           if (o.repair) throw new CliError("Run 'hermes-sessions migrate' before repairing search indexes");
           checks.push({ name: "search indexes", status: "warn", detail: "not checked below schema v11" });
         } else {
