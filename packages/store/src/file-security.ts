@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { UnsafePathError } from "./errors.js";
 
@@ -35,7 +35,13 @@ export function refuseSymlinks(path: string): void {
  */
 export function ensureParentDirectory(path: string): void {
   const dir = dirname(path);
-  if (existsSync(dir)) return;
+  if (existsSync(dir)) {
+    // A regular file where the directory should be: SQLite would fail with a bare CANTOPEN.
+    if (!statSync(dir).isDirectory()) {
+      throw new UnsafePathError(path, `Cannot open ${path}: ${dir} is not a directory`);
+    }
+    return;
+  }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
 }
