@@ -146,7 +146,8 @@ export function cjkBackfillState(db: SqlExecutor): CjkBackfillState | null {
 
 /**
  * Indexes the next `chunk` messages of the backfill range; run inside a write transaction.
- * Returns how many messages remain after this chunk (0: the backfill is complete).
+ * Returns how far the range advanced and how much of it is left, in message ids (counting rows
+ * would read the rest of the table on every chunk).
  */
 export function backfillCjkChunk(db: SqlExecutor, chunk: number): { done: number; remaining: number } {
   const state = cjkBackfillState(db);
@@ -161,21 +162,17 @@ export function backfillCjkChunk(db: SqlExecutor, chunk: number): { done: number
     ])?.t ?? Number.NEGATIVE_INFINITY;
   let monotonic = true;
   for (const row of rows) {
-    reindex(db, row.id, row);
+    // Messages of the backfill range have never been indexed (the queue is applied only once
+    // the backfill is complete, and a rebuild starts from an empty index): insert only.
+    const doc = cjkGramDocument([row.content, row.tool_calls, row.tool_name]);
+    if (doc !== null) db.run(`INSERT INTO ${CJK_INDEX_TABLE}(rowid, grams) VALUES (?, ?)`, [row.id, doc]);
     if (row.timestamp < prevTs) monotonic = false;
     prevTs = row.timestamp;
   }
   if (!monotonic) markNotMonotonic(db);
   const last = rows.length < chunk ? state.end : (rows[rows.length - 1]?.id ?? state.end);
   db.run(`UPDATE ${CJK_STATE_TABLE} SET value = ? WHERE key = 'backfill_next'`, [last]);
-  const remaining =
-    last >= state.end
-      ? 0
-      : (db.get<{ n: number }>("SELECT COUNT(*) AS n FROM messages WHERE id > ? AND id <= ?", [
-          last,
-          state.end,
-        ])?.n ?? 0);
-  return { done: rows.length, remaining };
+  return { done: last - state.next, remaining: state.end - last };
 }
 
 /** Number of queued changes not yet applied to the index (0 when the queue is missing). */
