@@ -66,6 +66,7 @@ export function listCommand(): Command {
             oneLine(r.preview),
           ]),
           style,
+          process.stdout.isTTY ? process.stdout.columns : undefined,
         );
         process.stdout.write(`${table}\n`);
       });
