@@ -132,6 +132,8 @@ describe("migrate", { timeout: 240_000 }, () => {
     const path = oldFile();
     const r = cliInPty(["--db", path, "migrate"]);
     expect(r.code).toBe(0);
+    // The search index backfill reports each step: the bar reaches 100% of the 109 messages.
+    expect(r.stdout).toMatch(/migrating \[#{28}\] 100% 109\/109 v11-fts-reindex/);
     expect(r.stdout).toContain("from v9 to v11");
   });
 
