@@ -17,7 +17,7 @@ import {
   SESSION_COLUMNS,
 } from "@hermes/store";
 import type { Query } from "./pg-database.js";
-import { searchVectorLiteral } from "./pg-search-text.js";
+import { searchTokenCount, searchVectorLiteral } from "./pg-search-text.js";
 
 /** What the import needs from the store. */
 export interface ImportTarget {
@@ -35,8 +35,8 @@ const INSERT_SESSION_SQL = `INSERT INTO sessions (${SESSION_NAMES.join(", ")}) V
 const UPDATE_SESSION_SQL = `UPDATE sessions SET ${SESSION_NAMES.slice(1)
   .map((n, i) => `${n} = $${i + 2}`)
   .join(", ")} WHERE id = $1`;
-const INSERT_MESSAGE_SQL = `INSERT INTO messages (id, ${MESSAGE_NAMES.join(", ")}, search_vector)
-  VALUES (COALESCE($1::bigint, nextval(pg_get_serial_sequence('messages', 'id'))), ${MESSAGE_NAMES.map((_, i) => `$${i + 2}`).join(", ")}, $${MESSAGE_NAMES.length + 2}::tsvector)`;
+const INSERT_MESSAGE_SQL = `INSERT INTO messages (id, ${MESSAGE_NAMES.join(", ")}, search_vector, search_tokens)
+  VALUES (COALESCE($1::bigint, nextval(pg_get_serial_sequence('messages', 'id'))), ${MESSAGE_NAMES.map((_, i) => `$${i + 2}`).join(", ")}, $${MESSAGE_NAMES.length + 2}::tsvector, $${MESSAGE_NAMES.length + 3})`;
 
 type Outcome = "imported" | "unchanged" | "replaced" | "conflict";
 interface Pending {
@@ -90,6 +90,7 @@ async function insertMessages(
       id,
       ...MESSAGE_NAMES.map((n) => (n === "session_id" ? sessionId : row[n])),
       searchVectorLiteral(m.content, m.tool_calls, m.tool_name),
+      searchTokenCount(m.content, m.tool_calls, m.tool_name),
     ]);
   }
   await q(

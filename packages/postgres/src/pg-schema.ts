@@ -78,6 +78,25 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     name: "search: tsvector (GIN) for words, pg_trgm (GIN) for CJK and substrings",
     sql: [
       "ALTER TABLE messages ADD COLUMN IF NOT EXISTS search_vector tsvector",
+      // Words of the message: FTS5's document size in bm25.
+      "ALTER TABLE messages ADD COLUMN IF NOT EXISTS search_tokens integer",
+      // Occurrences of a phrase (consecutive positions; the last word a prefix when asked) in a
+      // message's vector: FTS5's phrase frequency in bm25.
+      `CREATE OR REPLACE FUNCTION hermes_phrase_freq(vec tsvector, words text[], prefix boolean)
+       RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+         WITH lex AS (SELECT lexeme, positions FROM unnest(vec)),
+         firsts AS (
+           SELECT DISTINCT p FROM lex, unnest(lex.positions) AS p
+           WHERE CASE WHEN prefix AND cardinality(words) = 1 THEN starts_with(lexeme, words[1])
+                      ELSE lexeme = words[1] END)
+         SELECT count(*)::integer FROM firsts f
+         WHERE NOT EXISTS (
+           SELECT 1 FROM generate_series(2, cardinality(words)) AS i
+           WHERE NOT EXISTS (
+             SELECT 1 FROM lex WHERE (f.p + i - 1) = ANY (lex.positions)
+               AND CASE WHEN prefix AND i = cardinality(words) THEN starts_with(lexeme, words[i])
+                        ELSE lexeme = words[i] END))
+       $fn$`,
       "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector)",
       `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
         (COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, ''))

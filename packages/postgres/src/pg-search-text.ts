@@ -10,15 +10,47 @@ const MAX_VECTOR_CHARS = 900_000;
 const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu;
 const MARKS = /\p{M}+/gu;
 
+/** One word of a text: its folded form and where it is (UTF-16 offsets of the original). */
+export interface WordToken {
+  readonly text: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** Case-folds a word and removes its diacritics, as `unicode61` does. */
+function fold(word: string): string {
+  return word.toLowerCase().normalize("NFD").replace(MARKS, "");
+}
+
 /**
  * Words of `text` as FTS5's `unicode61` tokenizer cuts them (the SQLite store's word index):
  * runs of letters, digits and private-use characters, case-folded, diacritics removed. Doing it
  * here rather than with a PostgreSQL text-search parser keeps `chat-send`, `P2.2` and
  * `kubectl_rollout` meaning on both backends what they mean on SQLite.
  */
+export function wordTokensAt(text: string): WordToken[] {
+  const out: WordToken[] = [];
+  for (const m of text.matchAll(TOKEN)) {
+    const folded = fold(m[0]);
+    if (folded.length > 0) out.push({ text: folded, start: m.index, end: m.index + m[0].length });
+  }
+  return out;
+}
+
+/** The folded words of `text` (see {@link wordTokensAt}). */
 export function wordTokens(text: string): string[] {
-  const folded = text.toLowerCase().normalize("NFD").replace(MARKS, "");
-  return folded.match(TOKEN) ?? [];
+  return wordTokensAt(text).map((t) => t.text);
+}
+
+/** Number of words of a message (its content, tool calls and tool name), FTS5's document size. */
+export function searchTokenCount(
+  content: string | null,
+  toolCalls: string | null,
+  toolName: string | null,
+): number {
+  let n = 0;
+  for (const text of [content, toolCalls, toolName]) if (text) n += wordTokensAt(text).length;
+  return n;
 }
 
 /**

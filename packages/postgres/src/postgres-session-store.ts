@@ -7,6 +7,7 @@ import {
   planSearch,
   positiveTerms,
   pyStrip,
+  queryTerms,
   SEARCH_LIMITS,
   type SearchIndexProgress,
   type SearchIndexReport,
@@ -93,6 +94,16 @@ import {
 } from "@hermes/store";
 import pg from "pg";
 import {
+  BM25_B,
+  BM25_K1,
+  bm25Idf,
+  fts5Snippet,
+  type Phrase,
+  queryPhrases,
+  trigramPhrases,
+  trigramTokens,
+} from "./fts5-compat.js";
+import {
   foreignKeyToNotFound,
   isUniqueViolation,
   mapPgError,
@@ -102,7 +113,14 @@ import {
 } from "./pg-database.js";
 import { importIntoPg } from "./pg-import.js";
 import { migratePg, type PgMigrationReport } from "./pg-schema.js";
-import { searchVectorLiteral, substringCondition, tsqueryLiteral } from "./pg-search-text.js";
+import {
+  SEARCH_DOCUMENT_SQL,
+  searchTokenCount,
+  searchVectorLiteral,
+  substringCondition,
+  tsqueryLiteral,
+  wordTokensAt,
+} from "./pg-search-text.js";
 
 /** Options of {@link openPostgresSessionStore}. */
 export interface OpenPostgresSessionStoreOptions {
@@ -147,8 +165,8 @@ function flag(name: string, value: unknown, fallback: boolean): boolean {
 
 const INSERT_MESSAGE_SQL = `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name,
     timestamp, token_count, finish_reason, reasoning, reasoning_content, reasoning_details,
-    codex_reasoning_items, codex_message_items, search_vector)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::tsvector) RETURNING id`;
+    codex_reasoning_items, codex_message_items, search_vector, search_tokens)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::tsvector, $16) RETURNING id`;
 
 type RawRich = SessionRow & { last_active: number; preview: unknown };
 
@@ -166,6 +184,7 @@ export class PostgresSessionStore {
   #closed = false;
   #closing: Promise<void> | undefined;
   #reads = new Set<Promise<unknown>>();
+  #corpusCache: Partial<Record<"words" | "trigrams", { rows: number; size: number; at: number }>> = {};
 
   /** @internal Use {@link openPostgresSessionStore}. */
   constructor(
@@ -629,6 +648,19 @@ export class PostgresSessionStore {
     const prepared = batch.map((m) => messageRowFor(m));
     if (prepared.length === 0) return [];
     return this.#write(async (q) => {
+      // Every session checked before any insert: a refused batch consumes no id.
+      const wanted = [...new Set(prepared.map((p) => p.row.session_id))];
+      const found = new Set(
+        (
+          await q<{ id: string }>("SELECT id FROM sessions WHERE id = ANY($1::text[]) FOR KEY SHARE", [
+            wanted,
+          ])
+        ).map((r) => r.id),
+      );
+      const missing = wanted.find((id) => !found.has(id));
+      if (missing !== undefined) {
+        throw new SessionNotFoundError(missing, `appendMessage: session ${missing} does not exist`);
+      }
       const ids: number[] = [];
       for (const p of prepared) ids.push(await insertMessage(q, p, this.#now()));
       return ids;
@@ -700,45 +732,17 @@ export class PostgresSessionStore {
       params.push(value);
       filters.push(sql(params.length));
     };
-    const build = (): { sql: string; ranked: boolean; needles: readonly string[] } | null => {
-      if (plan.kind === "ranked" && plan.index === "messages_fts") {
-        const tree = parseFtsQuery(query);
-        const tsq = tree === null ? null : tsqueryLiteral(tree);
-        if (tsq === null) return null;
-        params.push(tsq);
-        const qn = params.length;
-        return {
-          ranked: true,
-          needles: [],
-          sql: `SELECT m.id, m.session_id, m.role, m.content, m.tool_calls, m.timestamp, m.tool_name,
-              s.source, s.model, s.started_at AS session_started, ts_rank(m.search_vector, $${qn}::tsquery) AS rank
-            FROM messages m JOIN sessions s ON s.id = m.session_id
-            WHERE m.search_vector @@ $${qn}::tsquery`,
-        };
-      }
-      const sanitized = sanitizeFts5Query(query);
-      const tree = parseQueryTokens(lexCjkQuery(sanitized));
-      if (tree === null || pyStrip(sanitized).length === 0) return null;
-      const condition = substringCondition(tree, params);
-      return {
-        ranked: false,
-        needles: positiveTerms(tree).map((t) => t.text),
-        sql: `SELECT m.id, m.session_id, m.role, m.content, m.tool_calls, m.timestamp, m.tool_name,
-            s.source, s.model, s.started_at AS session_started
-          FROM messages m JOIN sessions s ON s.id = m.session_id WHERE ${condition}`,
-      };
-    };
-    const base = build();
-    if (base === null) return [];
+    const built = await this.#read((q) => this.#searchQuery(q, query, plan, params));
+    if (built === null) return [];
     if (sourceFilter !== null) addFilter((n) => `s.source = ANY($${n}::text[])`, sourceFilter);
     if (excludeSources !== null && excludeSources.length > 0)
       addFilter((n) => `NOT (s.source = ANY($${n}::text[]))`, excludeSources);
     if (roleFilter !== null && roleFilter.length > 0)
       addFilter((n) => `m.role = ANY($${n}::text[])`, roleFilter);
     params.push(limit, offset);
-    const order = base.ranked ? "ORDER BY rank DESC, m.id" : "ORDER BY m.timestamp DESC, m.id DESC";
-    const sql = `${base.sql}${filters.map((f) => ` AND ${f}`).join("")} ${order} LIMIT $${params.length - 1} OFFSET $${params.length}`;
-    const tsq = base.ranked ? (params[0] as string) : null;
+    const order =
+      built.ranked !== null ? "ORDER BY score DESC, m.id" : "ORDER BY m.timestamp DESC, m.id DESC";
+    const sql = `${built.sql}${filters.map((f) => ` AND ${f}`).join("")} ${order} LIMIT $${params.length - 1} OFFSET $${params.length}`;
     return this.#read(async (q) => {
       const rows = await q<{
         id: number;
@@ -754,10 +758,11 @@ export class PostgresSessionStore {
       }>(sql, params);
       const hits: SearchHit[] = [];
       for (const row of rows) {
+        const columns = [row.content, row.tool_calls, row.tool_name];
         const snippet =
-          tsq !== null
-            ? await headline(q, [row.content, row.tool_calls, row.tool_name], tsq)
-            : substringExcerpt([row.content, row.tool_calls, row.tool_name], base.needles);
+          built.ranked !== null
+            ? fts5Snippet(columns, built.ranked.phrases, built.ranked.tokenize)
+            : substringExcerpt(columns, built.needles);
         hits.push({
           id: row.id,
           session_id: row.session_id,
@@ -773,6 +778,110 @@ export class PostgresSessionStore {
       }
       return hits;
     });
+  }
+
+  /** Row count and total document size of the corpus, for bm25 (exact, or cached for a minute on large tables). */
+  async #corpus(q: Query, kind: "words" | "trigrams"): Promise<{ rows: number; size: number }> {
+    const cached = this.#corpusCache[kind];
+    if (cached !== undefined && cached.rows > 20_000 && performance.now() - cached.at < 60_000) return cached;
+    const size =
+      kind === "words"
+        ? "COALESCE(SUM(search_tokens), 0)"
+        : "COALESCE(SUM(GREATEST(char_length(COALESCE(content, '')) - 2, 0) + GREATEST(char_length(COALESCE(tool_calls, '')) - 2, 0) + GREATEST(char_length(COALESCE(tool_name, '')) - 2, 0)), 0)";
+    const row = (
+      await q<{ rows: number; size: number }>(`SELECT COUNT(*) AS rows, ${size} AS size FROM messages`)
+    )[0];
+    const fresh = { rows: row?.rows ?? 0, size: row?.size ?? 0, at: performance.now() };
+    this.#corpusCache[kind] = fresh;
+    return fresh;
+  }
+
+  /**
+   * The SELECT of a search (without filters, order and paging), its parameters pushed onto
+   * `params`: ranked plans score rows with FTS5's bm25 (k1 1.2, b 0.75, whole-row sizes), CJK
+   * substring plans select with ILIKE on the pg_trgm index.
+   */
+  async #searchQuery(
+    q: Query,
+    query: string,
+    plan: Exclude<ReturnType<typeof planSearch>, { kind: "empty" }>,
+    params: unknown[],
+  ): Promise<{
+    sql: string;
+    ranked: { phrases: Phrase[]; tokenize: typeof wordTokensAt } | null;
+    needles: readonly string[];
+  } | null> {
+    const select = `SELECT m.id, m.session_id, m.role, m.content, m.tool_calls, m.timestamp, m.tool_name,
+        s.source, s.model, s.started_at AS session_started`;
+    if (plan.kind === "ranked" && plan.index === "messages_fts") {
+      const tree = parseFtsQuery(query);
+      const tsq = tree === null ? null : tsqueryLiteral(tree);
+      if (tree === null || tsq === null) return null;
+      const phrases = queryPhrases(tree);
+      const corpus = await this.#corpus(q, "words");
+      const avgdl = corpus.rows > 0 ? corpus.size / corpus.rows || 1 : 1;
+      const terms: string[] = [];
+      for (const p of phrases) {
+        const literal = p.words
+          .map((w, i) => `'${w}'${p.prefix && i === p.words.length - 1 ? ":*" : ""}`)
+          .join(" <-> ");
+        const hits =
+          (
+            await q<{ n: number }>("SELECT COUNT(*) AS n FROM messages WHERE search_vector @@ $1::tsquery", [
+              literal,
+            ])
+          )[0]?.n ?? 0;
+        params.push(p.words, p.prefix);
+        const f = `hermes_phrase_freq(m.search_vector, $${params.length - 1}::text[], $${params.length}::boolean)`;
+        terms.push(
+          `${bm25Idf(corpus.rows, hits)} * (${f} * ${BM25_K1 + 1}) / (${f} + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * COALESCE(m.search_tokens, 0) / ${avgdl}::double precision))`,
+        );
+      }
+      params.push(tsq);
+      return {
+        ranked: { phrases, tokenize: wordTokensAt },
+        needles: [],
+        sql: `${select}, (${terms.length > 0 ? terms.join(" + ") : "0"}) AS score
+          FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.search_vector @@ $${params.length}::tsquery`,
+      };
+    }
+    const sanitized = sanitizeFts5Query(query);
+    const tree = parseQueryTokens(lexCjkQuery(sanitized));
+    if (tree === null || pyStrip(sanitized).length === 0) return null;
+    const condition = substringCondition(tree, params);
+    if (plan.kind === "ranked") {
+      // Three or more CJK characters, every term long enough for the trigram index: ranked.
+      const texts = queryTerms(tree).map((t) => t.text);
+      const phrases = trigramPhrases(texts);
+      const corpus = await this.#corpus(q, "trigrams");
+      const avgdl = corpus.rows > 0 ? corpus.size / corpus.rows || 1 : 1;
+      const doc = `lower(${SEARCH_DOCUMENT_SQL})`;
+      const size =
+        "(GREATEST(char_length(COALESCE(m.content, '')) - 2, 0) + GREATEST(char_length(COALESCE(m.tool_calls, '')) - 2, 0) + GREATEST(char_length(COALESCE(m.tool_name, '')) - 2, 0))";
+      const terms: string[] = [];
+      for (const text of texts) {
+        const probe: unknown[] = [];
+        const cond = substringCondition({ kind: "term", text, prefix: false }, probe);
+        const hits =
+          (await q<{ n: number }>(`SELECT COUNT(*) AS n FROM messages m WHERE ${cond}`, probe))[0]?.n ?? 0;
+        params.push(text.toLowerCase());
+        const n = `$${params.length}::text`;
+        const f = `((char_length(${doc}) - char_length(replace(${doc}, ${n}, ''))) / GREATEST(char_length(${n}), 1))`;
+        terms.push(
+          `${bm25Idf(corpus.rows, hits)} * (${f} * ${BM25_K1 + 1}) / (${f} + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * ${size} / ${avgdl}::double precision))`,
+        );
+      }
+      return {
+        ranked: { phrases, tokenize: trigramTokens },
+        needles: [],
+        sql: `${select}, (${terms.join(" + ")}) AS score FROM messages m JOIN sessions s ON s.id = m.session_id WHERE ${condition}`,
+      };
+    }
+    return {
+      ranked: null,
+      needles: positiveTerms(tree).map((t) => t.text),
+      sql: `${select} FROM messages m JOIN sessions s ON s.id = m.session_id WHERE ${condition}`,
+    };
   }
 
   /** State of the search index: rows whose `search_vector` is missing count as damage. */
@@ -825,9 +934,10 @@ export class PostgresSessionStore {
           after,
         ]);
         for (const r of rows) {
-          await q("UPDATE messages SET search_vector = $2::tsvector WHERE id = $1", [
+          await q("UPDATE messages SET search_vector = $2::tsvector, search_tokens = $3 WHERE id = $1", [
             r.id,
             searchVectorLiteral(r.content, r.tool_calls, r.tool_name),
+            searchTokenCount(r.content, r.tool_calls, r.tool_name),
           ]);
         }
         if (rows.length > 0) after = rows[rows.length - 1]!.id;
@@ -1308,9 +1418,9 @@ export class PostgresSessionStore {
       );
       await q(
         `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count,
-           finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, search_vector)
+           finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, search_vector, search_tokens)
          SELECT $1, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning,
-           reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, search_vector
+           reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, search_vector, search_tokens
          FROM messages WHERE session_id = $2 AND (timestamp, id) <= ($3, $4) ORDER BY timestamp, id`,
         [newId, parentId, atT, atId],
       );
@@ -1490,6 +1600,11 @@ async function insertMessage(
   { row, toolCallDelta }: ReturnType<typeof messageRowFor>,
   now: number,
 ): Promise<number> {
+  // Checked first (and the row share-locked against a concurrent delete) so that a refused
+  // append consumes no id: ids then follow the SQLite store's, which reuses rolled-back ids.
+  if ((await q("SELECT 1 FROM sessions WHERE id = $1 FOR KEY SHARE", [row.session_id])).length === 0) {
+    throw new SessionNotFoundError(row.session_id, `appendMessage: session ${row.session_id} does not exist`);
+  }
   let id: number;
   try {
     const inserted = await q<{ id: number }>(INSERT_MESSAGE_SQL, [
@@ -1508,6 +1623,7 @@ async function insertMessage(
       row.codex_reasoning_items,
       row.codex_message_items,
       searchVectorLiteral(row.content, row.tool_calls, row.tool_name),
+      searchTokenCount(row.content, row.tool_calls, row.tool_name),
     ]);
     id = inserted[0]!.id;
   } catch (error) {
@@ -1560,20 +1676,6 @@ async function conversationOf(
     messages.push(msg);
   }
   return messages;
-}
-
-/** `ts_headline` on the first column the query matches, with FTS5 `snippet()`'s markers and 40 words. */
-async function headline(q: Query, columns: ReadonlyArray<string | null>, tsq: string): Promise<string> {
-  const texts = columns.filter((c): c is string => c !== null && c !== "");
-  if (texts.length === 0) return "";
-  const rows = await q<{ h: string; hit: boolean }>(
-    `SELECT ts_headline('simple', t, $1::tsquery,
-       'StartSel=>>>, StopSel=<<<, MaxWords=40, MinWords=20, ShortWord=0, MaxFragments=1, FragmentDelimiter=...') AS h,
-       to_tsvector('simple', t) @@ $1::tsquery AS hit
-     FROM unnest($2::text[]) WITH ORDINALITY AS c(t, n) ORDER BY n`,
-    [tsq, texts],
-  );
-  return (rows.find((r) => r.hit) ?? rows[0])?.h ?? "";
 }
 
 async function searchContext(q: Query, messageId: number): Promise<Array<{ role: string; content: string }>> {
