@@ -1,7 +1,17 @@
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cliInPty, cliOn, copyOfSample, fingerprint, oneErrorLine, tempDir } from "./helpers/cli.js";
+import {
+  CLI_MAIN,
+  cliInPty,
+  cliOn,
+  copyOfSample,
+  fingerprint,
+  oneErrorLine,
+  SAMPLE_DB,
+  tempDir,
+} from "./helpers/cli.js";
 import { seededDb } from "./helpers/seed.js";
 
 const json = <T>(r: { stdout: string; stderr: string; code: number | null }): T => {
@@ -169,6 +179,38 @@ describe("export and import", { timeout: 240_000 }, () => {
     expect(oneErrorLine(directory)).toBe(`error: Cannot read ${dir}: not a regular file`);
     expect(existsSync(target)).toBe(false);
   });
+
+  // As root every file is readable: the check runs the CLI as `nobody` (setpriv, util-linux).
+  it.runIf(process.getuid?.() === 0 && existsSync("/usr/bin/setpriv"))(
+    "a file without read permission fails with 'permission denied' (run as nobody)",
+    () => {
+      const dir = tempDir();
+      chmodSync(dir, 0o755);
+      const file = join(dir, "secret.jsonl");
+      writeFileSync(file, '{"format":"hermes-sessions","version":1}\n');
+      chmodSync(file, 0o000);
+      const asNobody = (args: string[]) =>
+        spawnSync(
+          "/usr/bin/setpriv",
+          ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, CLI_MAIN, ...args],
+          {
+            encoding: "utf8",
+            env: { ...process.env, HERMES_HOME: join(dir, "home") },
+          },
+        );
+      const r = asNobody(["--db", join(dir, "target.db"), "import", file]);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toBe(`error: Cannot read ${file}: permission denied\n`);
+      expect(existsSync(join(dir, "target.db"))).toBe(false);
+      // A database the user cannot read: one line, nothing created or changed.
+      const db = join(dir, "state.db");
+      copyFileSync(SAMPLE_DB, db);
+      chmodSync(db, 0o600);
+      const list = asNobody(["--db", db, "list"]);
+      expect(list.status).toBe(1);
+      expect(list.stderr).toBe(`error: Cannot read ${db} (permission denied)\n`);
+    },
+  );
 
   it("export --format json and md to a file; the sample's export imports into an empty file", () => {
     const sample = copyOfSample();
