@@ -6,6 +6,7 @@ import { forkCommand } from "./commands/fork-command.js";
 import { importCommand } from "./commands/import-command.js";
 import { listCommand } from "./commands/list-command.js";
 import { migrateCommand } from "./commands/migrate-command.js";
+import { migrateToPostgresCommand } from "./commands/migrate-to-postgres-command.js";
 import { pruneCommand } from "./commands/prune-command.js";
 import { searchCommand } from "./commands/search-command.js";
 import { showCommand } from "./commands/show-command.js";
@@ -38,6 +39,7 @@ export function createProgram(): Command {
     statsCommand(),
     doctorCommand(),
     migrateCommand(),
+    migrateToPostgresCommand(),
   ]) {
     // addCommand does not copy the parent's settings (unlike .command()): without this, a bad
     // flag on a subcommand would exit the process from inside commander with code 1.

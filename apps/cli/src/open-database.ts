@@ -1,10 +1,11 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { openPostgresSessionStore } from "@hermes/postgres";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import {
   type OpenSessionStoreOptions,
   openSessionStore,
   resolveStatePath,
-  type SessionStore,
+  type SessionStoreApi,
 } from "@hermes/store";
 import Database from "better-sqlite3";
 import { CliError } from "./cli-error.js";
@@ -77,8 +78,9 @@ export function peekSchemaVersion(path: string): number | null {
 export async function openExisting(
   options: GlobalOptions,
   extra: Omit<OpenSessionStoreOptions, "path"> = {},
-): Promise<SessionStore> {
+): Promise<SessionStoreApi> {
   const location = locateDatabase(options);
+  if (isPostgresUrl(location.path)) return openPostgres(location.path);
   requireExisting(location);
   const version = peekSchemaVersion(location.path);
   if (version === null || version < SCHEMA_VERSION) {
@@ -94,17 +96,39 @@ export async function openExisting(
 export async function openOrCreate(
   options: GlobalOptions,
   extra: Omit<OpenSessionStoreOptions, "path"> = {},
-): Promise<SessionStore> {
+): Promise<SessionStoreApi> {
   const location = locateDatabase(options);
+  if (isPostgresUrl(location.path)) return openPostgres(location.path);
   if (existsSync(location.path)) return openExisting(options, extra);
   return openSessionStore({ ...extra, path: location.path });
 }
 
 /** Runs `fn` with an open store and always closes it. */
-export async function withStore<T>(store: SessionStore, fn: (store: SessionStore) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  store: SessionStoreApi,
+  fn: (store: SessionStoreApi) => Promise<T>,
+): Promise<T> {
   try {
     return await fn(store);
   } finally {
     await store.close();
+  }
+}
+
+/** `--db postgres://…` (or `postgresql://…`): the store on a PostgreSQL server (`@hermes/postgres`). */
+export function isPostgresUrl(db: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(db);
+}
+
+/** Opens the PostgreSQL store named by a connection URL (`?schema=` picks a schema). */
+export async function openPostgres(url: string): Promise<SessionStoreApi> {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get("schema") ?? undefined;
+  parsed.searchParams.delete("schema");
+  try {
+    return await openPostgresSessionStore({ connectionString: parsed.toString(), schema });
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new CliError(`Cannot open the PostgreSQL store at ${parsed.host}: ${detail}`, 1, { cause: error });
   }
 }

@@ -1,4 +1,4 @@
-import type { SessionStore } from "@hermes/store";
+import type { SessionStoreApi } from "@hermes/store";
 import Database from "better-sqlite3";
 import { CliError } from "./cli-error.js";
 
@@ -7,7 +7,7 @@ import { CliError } from "./cli-error.js";
  * prefix, else a title (the newest session of that title's lineage, `X` → `X #3`).
  * Throws a one-line error that suggests the closest ids and titles.
  */
-export async function resolveSession(store: SessionStore, ref: string): Promise<string> {
+export async function resolveSession(store: SessionStoreApi, ref: string): Promise<string> {
   if (ref.trim() === "") throw new CliError("A session id, id prefix or title is required");
   const byId = await store.resolveSessionId(ref);
   if (byId !== null) return byId;

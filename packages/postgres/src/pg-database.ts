@@ -70,8 +70,16 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export class PgWriter {
   #tail: Promise<unknown> = Promise.resolve();
   #pending = 0;
-  committed = 0;
-  retries = 0;
+  /** Counters in the shape of the SQLite store's `WriteStats` (one write per transaction). */
+  readonly stats = {
+    writes: 0,
+    failedWrites: 0,
+    attempts: 0,
+    retries: 0,
+    busyErrors: 0,
+    waitedMs: 0,
+    busyTimeouts: 0,
+  };
 
   constructor(
     private readonly pool: pg.Pool,
@@ -101,22 +109,31 @@ export class PgWriter {
       let broken = false;
       let released = false;
       try {
+        this.stats.attempts++;
         if (transaction) await client.query("BEGIN");
         const result = await fn(queryOn(client), client);
         if (transaction) await client.query("COMMIT");
-        this.committed++;
+        this.stats.writes++;
         return result;
       } catch (error) {
         if (transaction) await client.query("ROLLBACK").catch(() => (broken = true));
         const waited = performance.now() - started;
         if (isRetryable(error)) {
-          if (waited >= this.deadlineMs) throw new StoreBusyError(attempt, waited, { cause: error });
-          this.retries++;
+          this.stats.busyErrors++;
+          if (waited >= this.deadlineMs) {
+            this.stats.busyTimeouts++;
+            this.stats.failedWrites++;
+            throw new StoreBusyError(attempt, waited, { cause: error });
+          }
+          this.stats.retries++;
           client.release(broken);
           released = true;
-          await sleep(backoff / 2 + Math.random() * (backoff / 2));
+          const pause = backoff / 2 + Math.random() * (backoff / 2);
+          this.stats.waitedMs += pause;
+          await sleep(pause);
           continue;
         }
+        this.stats.failedWrites++;
         throw mapPgError(error);
       } finally {
         if (!released) client.release(broken);

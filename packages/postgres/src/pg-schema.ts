@@ -108,13 +108,16 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
 /** The newest schema version this package writes. */
 export const PG_SCHEMA_VERSION = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
 
-/** What opening did to the schema. */
+/** What opening did to the schema (the SQLite store's `MigrationReport` shape). */
 export interface PgMigrationReport {
-  /** Version found before opening (0 for an empty schema). */
-  readonly from: number;
-  readonly to: number;
+  /** Version found before opening; `null` for an empty schema. */
+  readonly fromVersion: number | null;
+  readonly toVersion: number | null;
   /** Steps applied by this open (empty when another instance had migrated already). */
   readonly applied: readonly string[];
+  readonly warnings: readonly string[];
+  /** The schema records a version above ours and was left untouched. */
+  readonly newerVersion: boolean;
 }
 
 /**
@@ -143,7 +146,13 @@ export async function migratePg(client: PoolClient): Promise<PgMigrationReport> 
       await client.query("INSERT INTO schema_version (version) VALUES ($1)", [PG_SCHEMA_VERSION]);
     }
     await client.query("COMMIT");
-    return { from, to: Math.max(from, PG_SCHEMA_VERSION), applied };
+    return {
+      fromVersion: from === 0 ? null : from,
+      toVersion: Math.max(from, PG_SCHEMA_VERSION),
+      applied,
+      warnings: [],
+      newerVersion: from > PG_SCHEMA_VERSION,
+    };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
     throw error;

@@ -75,8 +75,10 @@ import {
   type SearchMessagesOptions,
   type SessionExport,
   SessionNotFoundError,
+  type SessionStoreApi,
   type SessionWithLastActive,
   StoreClosedError,
+  type StoreStats,
   sanitizeTitle,
   sessionsDirOf,
   sessionToMarkdown,
@@ -174,7 +176,7 @@ type RawRich = SessionRow & { last_active: number; preview: unknown };
  * The session store on PostgreSQL: every method of `@hermes/store`'s `SessionStore`, with the
  * same rows, values and errors. Open it with {@link openPostgresSessionStore}.
  */
-export class PostgresSessionStore {
+export class PostgresSessionStore implements SessionStoreApi {
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   readonly #writer: PgWriter;
@@ -1529,12 +1531,23 @@ export class PostgresSessionStore {
 
   // Lifecycle -------------------------------------------------------------------------------
 
-  /** Counters of the write path. */
-  stats(): { committed: number; retries: number; pool: { total: number; idle: number; waiting: number } } {
+  /**
+   * Counters of the write path, in the SQLite store's shape: every transaction holds one write
+   * (no group commit: the server commits concurrent transactions itself), and there is no WAL
+   * file, so the checkpoint and WAL fields stay 0.
+   */
+  stats(): StoreStats {
+    const w = this.#writer.stats;
     return {
-      committed: this.#writer.committed,
-      retries: this.#writer.retries,
-      pool: { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount },
+      ...w,
+      groupsCommitted: w.writes,
+      writesPerGroupMean: w.writes > 0 ? 1 : 0,
+      writesPerGroupMax: w.writes > 0 ? 1 : 0,
+      checkpoints: 0,
+      walRestarts: 0,
+      walEscalations: 0,
+      walBytesMax: 0,
+      walBytes: 0,
     };
   }
 

@@ -45,10 +45,16 @@ describe("migrations under an advisory lock", () => {
     const reports = (await Promise.all(children)).map((r) => JSON.parse(r.stdout));
     const migrated = reports.filter((r) => r.applied.length > 0);
     expect(migrated).toHaveLength(1);
-    expect(migrated[0]).toMatchObject({ from: 0, to: 2 });
-    expect(reports.filter((r) => r.applied.length === 0).every((r) => r.from === 2)).toBe(true);
+    expect(migrated[0]).toMatchObject({ fromVersion: null, toVersion: 2, warnings: [], newerVersion: false });
+    expect(reports.filter((r) => r.applied.length === 0).every((r) => r.fromVersion === 2)).toBe(true);
     const store = await open(schema);
-    expect(store.migration).toEqual({ from: 2, to: 2, applied: [] });
+    expect(store.migration).toEqual({
+      fromVersion: 2,
+      toVersion: 2,
+      applied: [],
+      warnings: [],
+      newerVersion: false,
+    });
     expect(await store.sessionCount({ source: "child" })).toBe(6);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
@@ -130,7 +136,8 @@ describe("writes across instances", () => {
       });
       expect(result).toBe(42);
       expect(attempts).toBe(3);
-      expect(writer.retries).toBe(2);
+      expect(writer.stats.retries).toBe(2);
+      expect(writer.stats.busyErrors).toBe(2);
       const impatient = new PgWriter(pool, 0);
       const error = await rejection(impatient.run(async (q) => q(fail("40001"))));
       expect(error.code).toBe("STORE_BUSY");

@@ -1,4 +1,4 @@
-import type { SessionStore, SessionWithLastActive } from "@hermes/store";
+import type { SessionStoreApi, SessionWithLastActive } from "@hermes/store";
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
@@ -20,7 +20,7 @@ interface PruneOptions {
  * than `days` ago (active sessions are never pruned).
  */
 async function candidates(
-  store: SessionStore,
+  store: SessionStoreApi,
   days: number,
   source?: string,
 ): Promise<SessionWithLastActive[]> {

@@ -1,0 +1,149 @@
+import { realpathSync } from "node:fs";
+import type { PortableSession, SessionStoreApi } from "@hermes/store";
+import { Command } from "commander";
+import { CliError, usageError } from "../cli-error.js";
+import { globalOptions } from "../global-options.js";
+import { isPostgresUrl, openExisting, openPostgres, withStore } from "../open-database.js";
+import { createProgressBar } from "../render/progress-bar.js";
+import { printJson } from "../write-output.js";
+
+interface MigrateToPostgresOptions {
+  from?: string;
+  to: string;
+  json?: boolean;
+}
+
+/** Sessions (and at most this many messages) imported per transaction batch. */
+const CHUNK_SESSIONS = 200;
+const CHUNK_MESSAGES = 20_000;
+
+/** What a run did. */
+interface MigrationSummary {
+  from: string;
+  sessions: number;
+  sessionsImported: number;
+  sessionsUnchanged: number;
+  messagesImported: number;
+  conflicts: number;
+  resumedFrom: number | null;
+}
+
+/**
+ * The `state_meta` key (in PostgreSQL) holding how far a copy of this file got: the
+ * `started_at` of the last session of the last committed chunk.
+ */
+function cursorKey(path: string): string {
+  return `migrate_to_postgres:${realpathSync(path)}`;
+}
+
+/**
+ * Copies a state.db into PostgreSQL: streamed (one snapshot of the file, chunks of sessions
+ * imported as they are read), resumable (a cursor in `state_meta` after each chunk; a rerun
+ * starts at the cursor) and idempotent (sessions already copied are recognised and skipped).
+ */
+async function migrate(
+  sqlite: SessionStoreApi,
+  pg: SessionStoreApi,
+  path: string,
+  onProgress: (done: number, total: number) => void,
+): Promise<MigrationSummary> {
+  const key = cursorKey(path);
+  const saved = await pg.getMeta(key);
+  const resumedFrom = saved === null ? null : Number(saved);
+  const since = resumedFrom !== null && Number.isFinite(resumedFrom) ? resumedFrom : undefined;
+  const total = await sqlite.sessionCount();
+  const summary: MigrationSummary = {
+    from: path,
+    sessions: 0,
+    sessionsImported: 0,
+    sessionsUnchanged: 0,
+    messagesImported: 0,
+    conflicts: 0,
+    resumedFrom,
+  };
+  let skipped = 0;
+  if (since !== undefined) {
+    // Sessions started before the cursor were copied by an earlier run.
+    for (const row of await sqlite.usageStats({ groupBy: "source", until: since })) skipped += row.sessions;
+  }
+  const deferred: PortableSession[] = [];
+  const flush = async (chunk: PortableSession[]) => {
+    if (chunk.length === 0) return;
+    const report = await pg.importSessions(chunk, { onInvalid: "skip" });
+    summary.sessionsImported += report.sessionsImported;
+    summary.sessionsUnchanged += report.sessionsUnchanged;
+    summary.messagesImported += report.messagesImported;
+    summary.conflicts += report.conflicts.length;
+    // A child started before its parent (clock skew): tried again once every parent is in.
+    for (const bad of report.invalid) {
+      const s = chunk[bad.line - 1];
+      if (s !== undefined) deferred.push(s);
+    }
+    summary.sessions += chunk.length - report.invalid.length;
+    await pg.setMeta(key, String(chunk[chunk.length - 1]!.started_at));
+    onProgress(skipped + summary.sessions + deferred.length, total);
+  };
+  let chunk: PortableSession[] = [];
+  let messages = 0;
+  for await (const s of sqlite.exportStream(since === undefined ? {} : { since })) {
+    chunk.push(s);
+    messages += s.messages.length;
+    if (chunk.length >= CHUNK_SESSIONS || messages >= CHUNK_MESSAGES) {
+      await flush(chunk);
+      chunk = [];
+      messages = 0;
+    }
+  }
+  await flush(chunk);
+  if (deferred.length > 0) {
+    const report = await pg.importSessions(deferred.splice(0), { onInvalid: "abort" });
+    summary.sessionsImported += report.sessionsImported;
+    summary.sessionsUnchanged += report.sessionsUnchanged;
+    summary.messagesImported += report.messagesImported;
+    summary.sessions += report.sessionsImported + report.sessionsUnchanged + report.conflicts.length;
+  }
+  summary.sessions += skipped;
+  onProgress(total, total);
+  return summary;
+}
+
+/** `migrate-to-postgres`: copies a state.db into a PostgreSQL store (streaming, resumable, idempotent). */
+export function migrateToPostgresCommand(): Command {
+  return new Command("migrate-to-postgres")
+    .description(
+      "copy a state.db into PostgreSQL (streaming, with progress; rerun to resume, nothing is copied twice)",
+    )
+    .option("--from <state.db>", "the SQLite file to copy (default: --db, else the default state.db)")
+    .requiredOption("--to <url>", "postgres://user@host:port/db (add ?schema=name for a schema)")
+    .option("--json", "print the summary as JSON")
+    .action(async (o: MigrateToPostgresOptions, cmd: Command) => {
+      const g = globalOptions(cmd);
+      if (!isPostgresUrl(o.to)) throw usageError(`--to must be a postgres:// URL (got ${o.to})`);
+      const from = o.from ?? g.db;
+      if (from !== undefined && isPostgresUrl(from)) throw usageError("--from must be a state.db file");
+      const sqlite = await openExisting({ ...g, db: from });
+      const progress = createProgressBar("copying sessions");
+      let summary: MigrationSummary;
+      try {
+        const path = from ?? (sqlite as { path: string }).path;
+        summary = await withStore(await openPostgres(o.to), (pg) =>
+          migrate(sqlite, pg, path, (done, total) => progress.update(done, total)),
+        );
+      } catch (error) {
+        if (error instanceof CliError) throw error;
+        throw new CliError(`migrate-to-postgres failed: ${(error as Error).message}; rerun to resume`, 1, {
+          cause: error,
+        });
+      } finally {
+        progress.finish();
+        await sqlite.close();
+      }
+      if (o.json) return printJson(summary);
+      process.stdout.write(
+        `Copied ${summary.from} to PostgreSQL: ${summary.sessions} session(s); ${summary.sessionsImported} new ` +
+          `with ${summary.messagesImported} message(s), ${summary.sessionsUnchanged} already there` +
+          (summary.conflicts > 0 ? `, ${summary.conflicts} kept as they were (different content)` : "") +
+          ".\n",
+      );
+    });
+}
