@@ -35,8 +35,20 @@ const INSERT_SESSION_SQL = `INSERT INTO sessions (${SESSION_NAMES.join(", ")}) V
 const UPDATE_SESSION_SQL = `UPDATE sessions SET ${SESSION_NAMES.slice(1)
   .map((n, i) => `${n} = $${i + 2}`)
   .join(", ")} WHERE id = $1`;
-const INSERT_MESSAGE_SQL = `INSERT INTO messages (id, ${MESSAGE_NAMES.join(", ")}, search_vector, search_tokens)
-  VALUES (COALESCE($1::bigint, nextval(pg_get_serial_sequence('messages', 'id'))), ${MESSAGE_NAMES.map((_, i) => `$${i + 2}`).join(", ")}, $${MESSAGE_NAMES.length + 2}::tsvector, $${MESSAGE_NAMES.length + 3})`;
+/** Declared types of the message columns, for the arrays of a multi-row insert. */
+const MESSAGE_TYPES: Record<string, string> = {
+  session_id: "text",
+  role: "text",
+  timestamp: "double precision",
+  token_count: "bigint",
+};
+// One INSERT per session, whatever its size: the rows travel as one array per column.
+const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, ${MESSAGE_NAMES.join(", ")}, search_vector, search_tokens)
+  SELECT COALESCE(u.id, nextval(pg_get_serial_sequence('messages', 'id'))), ${MESSAGE_NAMES.map((n) => `u.${n}`).join(", ")},
+    u.search_vector::tsvector, u.search_tokens
+  FROM unnest($1::bigint[], ${MESSAGE_NAMES.map((n, i) => `$${i + 2}::${MESSAGE_TYPES[n] ?? "text"}[]`).join(", ")},
+    $${MESSAGE_NAMES.length + 2}::text[], $${MESSAGE_NAMES.length + 3}::integer[])
+    AS u(id, ${MESSAGE_NAMES.join(", ")}, search_vector, search_tokens)`;
 
 type Outcome = "imported" | "unchanged" | "replaced" | "conflict";
 interface Pending {
@@ -81,18 +93,20 @@ async function insertMessages(
   const max = (await q<{ m: number }>("SELECT COALESCE(MAX(id), 0) AS m FROM messages"))[0]?.m ?? 0;
   let next = Math.max(max, floor);
   const used = new Set<number>();
+  const ids: Array<number | null> = [];
   for (const m of messages) {
     let id: number | null = typeof m.id === "number" && !taken.has(m.id) && !used.has(m.id) ? m.id : null;
     if (id === null && floor > 0) id = ++next;
     if (id !== null) used.add(id);
-    const row = m as unknown as Record<string, unknown>;
-    await q(INSERT_MESSAGE_SQL, [
-      id,
-      ...MESSAGE_NAMES.map((n) => (n === "session_id" ? sessionId : row[n])),
-      searchVectorLiteral(m.content, m.tool_calls, m.tool_name),
-      searchTokenCount(m.content, m.tool_calls, m.tool_name),
-    ]);
+    ids.push(id);
   }
+  const rows = messages as unknown as ReadonlyArray<Record<string, unknown>>;
+  await q(INSERT_MESSAGES_SQL, [
+    ids,
+    ...MESSAGE_NAMES.map((n) => rows.map((r) => (n === "session_id" ? sessionId : (r[n] ?? null)))),
+    messages.map((m) => searchVectorLiteral(m.content, m.tool_calls, m.tool_name)),
+    messages.map((m) => searchTokenCount(m.content, m.tool_calls, m.tool_name)),
+  ]);
   await q(
     "SELECT setval(pg_get_serial_sequence('messages', 'id'), GREATEST((SELECT COALESCE(MAX(id), 0) FROM messages), 1))",
   );

@@ -1,0 +1,92 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** A throwaway PostgreSQL cluster (see {@link startPgCluster}). */
+export interface PgCluster {
+  readonly connectionString: string;
+  /** Stops the server and deletes its directory. */
+  stop(): void;
+}
+
+/** Directory of the PostgreSQL server binaries (`initdb`, `pg_ctl`), or `null`. */
+export function findPgBin(): string | null {
+  if (process.env.HERMES_PG_BIN && existsSync(join(process.env.HERMES_PG_BIN, "initdb"))) {
+    return process.env.HERMES_PG_BIN;
+  }
+  const root = "/usr/lib/postgresql";
+  if (!existsSync(root)) return null;
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, "bin", "initdb")))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] === undefined ? null : join(root, versions[0], "bin");
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Options of {@link startPgCluster}. */
+export interface PgClusterOptions {
+  /**
+   * Keep PostgreSQL's durability settings (`fsync` on, the default for benchmarks that compare
+   * with a durable SQLite). Default `false`: `fsync=off`, faster for tests of a throwaway server.
+   */
+  durable?: boolean;
+}
+
+/**
+ * A throwaway PostgreSQL server for tests and benchmarks (no Docker): `initdb` into a temp
+ * directory and `pg_ctl start` on 127.0.0.1 and a private socket; `stop()` removes it all.
+ * initdb refuses to run as root, so as root the server runs as the `postgres` user.
+ */
+export async function startPgCluster(o: PgClusterOptions = {}): Promise<PgCluster> {
+  const bin = findPgBin();
+  if (bin === null) throw new Error("PostgreSQL server binaries not found (install Debian's postgresql)");
+  const asRoot = process.getuid?.() === 0;
+  const base = mkdtempSync(join(tmpdir(), "hermes-pg-"));
+  const data = join(base, "data");
+  const run = (cmd: string, args: string[]) => {
+    const full = asRoot ? ["-u", "postgres", "--", join(bin, cmd), ...args] : args;
+    const res = spawnSync(asRoot ? "runuser" : join(bin, cmd), full, { encoding: "utf8" });
+    if (res.status !== 0) throw new Error(`${cmd} failed: ${res.stderr || res.stdout}`);
+  };
+  if (asRoot) {
+    const pw = execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim();
+    const gid = execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim();
+    chownSync(base, Number(pw), Number(gid));
+  }
+  chmodSync(base, 0o700);
+  const port = await freePort();
+  run("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
+  run("pg_ctl", [
+    "-D",
+    data,
+    "-l",
+    join(base, "server.log"),
+    "-w",
+    "-o",
+    `-p ${port} -k ${base} -c listen_addresses=127.0.0.1${o.durable ? "" : " -c fsync=off"} -c max_connections=200`,
+    "start",
+  ]);
+  return {
+    connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    stop() {
+      try {
+        run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+      } finally {
+        rmSync(base, { recursive: true, force: true });
+      }
+    },
+  };
+}
