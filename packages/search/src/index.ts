@@ -82,6 +82,7 @@ export {
   likeFilterSql,
   likePattern,
   likeSearchSql,
+  matchAmongSql,
   matchRowsSql,
   rankedSearchSql,
   type SearchFilters,

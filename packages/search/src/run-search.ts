@@ -1,11 +1,15 @@
 import type { SqlExecutor } from "@hermes/schema";
-import { cjkTimestampsMonotonic } from "./cjk-index/cjk-index.js";
+import { CJK_INDEX_TABLE, cjkTimestampsMonotonic } from "./cjk-index/cjk-index.js";
+import { TRIGRAM_TABLE } from "./fts-ddl.js";
 import type { RowSet, SearchPlan } from "./query/plan-search.js";
+import { type QueryNode, queryTerms } from "./query/query-ast.js";
 import {
   CONTEXT_SQL,
   filterSql,
   idListSearchSql,
   likeFilterSql,
+  likePattern,
+  matchAmongSql,
   matchRowsSql,
   rankedSearchSql,
   type SearchFilters,
@@ -187,25 +191,76 @@ export function rowSetIds(db: SqlExecutor, rows: RowSet): number[] {
       return db
         .all<{ id: number }>(scanRowsSql(), [rows.likePattern, rows.likePattern, rows.likePattern])
         .map((r) => r.id);
-    case "filter": {
-      let ids = rowSetIds(db, rows.rows);
-      // A few patterns per statement: SQLite caps expression depth at 1000.
-      for (let i = 0; i < rows.likePatterns.length && ids.length > 0; i += LIKE_PATTERNS_PER_STATEMENT) {
-        const chunk = rows.likePatterns.slice(i, i + LIKE_PATTERNS_PER_STATEMENT);
-        const params = [JSON.stringify(ids), ...chunk.flatMap((p) => [p, p, p])];
-        ids = db.all<{ id: number }>(likeFilterSql(chunk.length), params).map((r) => r.id);
+    case "filter":
+      return likeAmong(db, rowSetIds(db, rows.rows), rows.likePatterns);
+    case "compound": {
+      if (rows.op === "UNION") return [...new Set(rows.parts.flatMap((p) => rowSetIds(db, p)))];
+      // INTERSECT / EXCEPT: the other sets only matter on the first one's rows, so a `MATCH`
+      // among them is asked about those candidates only (a common word next to a rare one
+      // never materialises its whole doclist).
+      const [head, ...rest] =
+        rows.op === "INTERSECT" ? [...rows.parts].sort((a, b) => cost(a) - cost(b)) : rows.parts;
+      if (head === undefined) return [];
+      let ids = rowSetIds(db, head);
+      for (const part of rest) {
+        if (ids.length === 0) break;
+        const other = new Set(restrictTo(db, part, ids));
+        ids =
+          rows.op === "INTERSECT" ? ids.filter((id) => other.has(id)) : ids.filter((id) => !other.has(id));
       }
       return ids;
     }
-    case "compound": {
-      const [first, ...rest] = rows.parts.map((p) => rowSetIds(db, p));
-      if (first === undefined) return [];
-      if (rows.op === "UNION") return [...new Set([first, ...rest].flat())];
-      const others = rest.map((ids) => new Set(ids));
-      return rows.op === "INTERSECT"
-        ? first.filter((id) => others.every((o) => o.has(id)))
-        : first.filter((id) => !others.some((o) => o.has(id)));
-    }
+  }
+}
+
+/**
+ * The ids among `candidates` that `part` contains. On a small candidate set, a conjunction of
+ * trigram terms is a `LIKE` on those rows (the substring test the reference's LIKE path makes,
+ * about a microsecond a row), another `MATCH` a per-row index lookup; otherwise the whole set.
+ */
+function restrictTo(db: SqlExecutor, part: RowSet, candidates: number[]): number[] {
+  if (part.kind !== "match" || candidates.length > CANDIDATES_PER_LOOKUP) return rowSetIds(db, part);
+  if (part.index === TRIGRAM_TABLE && isConjunction(part.node)) {
+    return likeAmong(
+      db,
+      candidates,
+      queryTerms(part.node).map((t) => likePattern(t.text)),
+    );
+  }
+  return db
+    .all<{ id: number }>(matchAmongSql(part.index), [JSON.stringify(candidates), part.match])
+    .map((r) => r.id);
+}
+
+function isConjunction(node: QueryNode): boolean {
+  return node.kind === "term" || (node.kind === "and" && node.children.every((c) => c.kind === "term"));
+}
+
+/** The candidates that contain every pattern, a few patterns per statement (SQLite caps expression depth). */
+function likeAmong(db: SqlExecutor, candidates: number[], patterns: readonly string[]): number[] {
+  let ids = candidates;
+  for (let i = 0; i < patterns.length && ids.length > 0; i += LIKE_PATTERNS_PER_STATEMENT) {
+    const chunk = patterns.slice(i, i + LIKE_PATTERNS_PER_STATEMENT);
+    const params = [JSON.stringify(ids), ...chunk.flatMap((p) => [p, p, p])];
+    ids = db.all<{ id: number }>(likeFilterSql(chunk.length), params).map((r) => r.id);
+  }
+  return ids;
+}
+
+/** Candidate sets up to this size are checked row by row instead of reading a whole set. */
+const CANDIDATES_PER_LOOKUP = 20_000;
+
+/** Rough evaluation order of an intersection: our short-CJK index first, scans last. */
+function cost(rows: RowSet): number {
+  switch (rows.kind) {
+    case "match":
+      return rows.index === CJK_INDEX_TABLE ? 1 : 2;
+    case "filter":
+      return cost(rows.rows) + 1;
+    case "compound":
+      return 4;
+    case "scan":
+      return 8;
   }
 }
 

@@ -63,6 +63,14 @@ export function matchRowsSql(index: SearchIndexName): string {
   return `SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ?`;
 }
 
+/**
+ * Ids, out of a JSON array of candidate ids, that one index matches: one rowid lookup in the
+ * index per candidate. Parameters: the JSON array, the MATCH expression.
+ */
+export function matchAmongSql(index: SearchIndexName): string {
+  return `SELECT f.rowid AS id FROM json_each(?) j CROSS JOIN ${index} f ON f.rowid = j.value WHERE ${index} MATCH ?`;
+}
+
 /** Ids of the messages that contain a `LIKE` pattern (a full scan; parameters: pattern ×3). */
 export function scanRowsSql(): string {
   return "SELECT id FROM messages WHERE content LIKE ? ESCAPE '\\' OR tool_calls LIKE ? ESCAPE '\\' OR tool_name LIKE ? ESCAPE '\\'";
