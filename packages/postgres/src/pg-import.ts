@@ -17,7 +17,7 @@ import {
   SESSION_COLUMNS,
 } from "@hermes/store";
 import type { Query } from "./pg-database.js";
-import { searchTokenCount, searchVectorLiteral } from "./pg-search-text.js";
+import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "./pg-search-text.js";
 
 /** What the import needs from the store. */
 export interface ImportTarget {
@@ -43,12 +43,12 @@ const MESSAGE_TYPES: Record<string, string> = {
   token_count: "bigint",
 };
 // One INSERT per session, whatever its size: the rows travel as one array per column.
-const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, ${MESSAGE_NAMES.join(", ")}, search_vector, search_tokens)
+const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, ${MESSAGE_NAMES.join(", ")}, search_vector, search_tokens, search_trigrams)
   SELECT COALESCE(u.id, nextval(pg_get_serial_sequence('messages', 'id'))), ${MESSAGE_NAMES.map((n) => `u.${n}`).join(", ")},
-    u.search_vector::tsvector, u.search_tokens
+    u.search_vector::tsvector, u.search_tokens, u.search_trigrams
   FROM unnest($1::bigint[], ${MESSAGE_NAMES.map((n, i) => `$${i + 2}::${MESSAGE_TYPES[n] ?? "text"}[]`).join(", ")},
-    $${MESSAGE_NAMES.length + 2}::text[], $${MESSAGE_NAMES.length + 3}::integer[])
-    AS u(id, ${MESSAGE_NAMES.join(", ")}, search_vector, search_tokens)`;
+    $${MESSAGE_NAMES.length + 2}::text[], $${MESSAGE_NAMES.length + 3}::integer[], $${MESSAGE_NAMES.length + 4}::integer[])
+    AS u(id, ${MESSAGE_NAMES.join(", ")}, search_vector, search_tokens, search_trigrams)`;
 
 type Outcome = "imported" | "unchanged" | "replaced" | "conflict";
 interface Pending {
@@ -106,6 +106,7 @@ async function insertMessages(
     ...MESSAGE_NAMES.map((n) => rows.map((r) => (n === "session_id" ? sessionId : (r[n] ?? null)))),
     messages.map((m) => searchVectorLiteral(m.content, m.tool_calls, m.tool_name)),
     messages.map((m) => searchTokenCount(m.content, m.tool_calls, m.tool_name)),
+    messages.map((m) => searchTrigramCount(m.content, m.tool_calls, m.tool_name)),
   ]);
   await q(
     "SELECT setval(pg_get_serial_sequence('messages', 'id'), GREATEST((SELECT COALESCE(MAX(id), 0) FROM messages), 1))",

@@ -80,6 +80,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       "ALTER TABLE messages ADD COLUMN IF NOT EXISTS search_vector tsvector",
       // Words of the message: FTS5's document size in bm25.
       "ALTER TABLE messages ADD COLUMN IF NOT EXISTS search_tokens integer",
+      // bm25's corpus size (row count, total words) read by an index-only scan.
+      "CREATE INDEX IF NOT EXISTS idx_messages_search_tokens ON messages(search_tokens)",
+      // Trigrams of the message (characters - 2 per column): the trigram ranking's document size.
+      "ALTER TABLE messages ADD COLUMN IF NOT EXISTS search_trigrams integer",
+      "CREATE INDEX IF NOT EXISTS idx_messages_search_trigrams ON messages(search_trigrams)",
       // Occurrences of a phrase (consecutive positions; the last word a prefix when asked) in a
       // message's vector: FTS5's phrase frequency in bm25.
       `CREATE OR REPLACE FUNCTION hermes_phrase_freq(vec tsvector, words text[], prefix boolean)

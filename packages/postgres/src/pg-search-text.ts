@@ -1,4 +1,4 @@
-import type { QueryNode } from "@hermes/search";
+import { containsCjk, isCjkCodePoint, type QueryNode } from "@hermes/search";
 
 /** tsvector positions stop at 16383 (PostgreSQL's limit); later words share the last position. */
 const MAX_POSITION = 16_383;
@@ -42,6 +42,17 @@ export function wordTokens(text: string): string[] {
   return wordTokensAt(text).map((t) => t.text);
 }
 
+/** Number of trigrams of a message (code points - 2 per column), FTS5 trigram's document size. */
+export function searchTrigramCount(
+  content: string | null,
+  toolCalls: string | null,
+  toolName: string | null,
+): number {
+  let n = 0;
+  for (const text of [content, toolCalls, toolName]) if (text) n += Math.max([...text].length - 2, 0);
+  return n;
+}
+
 /** Number of words of a message (its content, tool calls and tool name), FTS5's document size. */
 export function searchTokenCount(
   content: string | null,
@@ -79,7 +90,46 @@ export function searchVectorLiteral(
     // Phrases never span two columns (as in FTS5).
     position = Math.min(position + 1, MAX_POSITION);
   }
+  // Short-CJK grams, without positions: one- and two-character CJK terms are substrings the
+  // word index cannot find and pg_trgm cannot index (it needs three characters).
+  const grams = new Set<string>();
+  for (const text of [content, toolCalls, toolName]) if (text) for (const g of cjkGrams(text)) grams.add(g);
+  for (const g of grams) {
+    const entry = quoteLexeme(g);
+    size += entry.length + 1;
+    if (size > MAX_VECTOR_CHARS) break;
+    parts.push(entry);
+  }
   return parts.join(" ");
+}
+
+/** Marks gram lexemes apart from words (words hold only letters and digits). */
+const GRAM_MARK = "~";
+
+/** A lexeme quoted for a `tsvector` or `tsquery` literal. */
+export function quoteLexeme(text: string): string {
+  return `'${text.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
+}
+
+/** The gram lexemes of a text: every CJK character, and every pair of characters holding one. */
+export function cjkGrams(text: string): string[] {
+  const chars = [...text.toLowerCase()];
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i++) {
+    const here = isCjkCodePoint(chars[i]!.codePointAt(0) ?? 0);
+    if (here) out.push(GRAM_MARK + chars[i]);
+    const next = chars[i + 1];
+    if (next !== undefined && (here || isCjkCodePoint(next.codePointAt(0) ?? 0)))
+      out.push(GRAM_MARK + chars[i] + next);
+  }
+  return out;
+}
+
+/** The gram `tsquery` of a one- or two-character term holding CJK, or `null` for other terms. */
+export function shortCjkQuery(term: string): string | null {
+  const chars = [...term.toLowerCase()];
+  if (chars.length > 2 || !containsCjk(term)) return null;
+  return quoteLexeme(GRAM_MARK + chars.join(""));
 }
 
 /**
@@ -121,9 +171,15 @@ export const SEARCH_DOCUMENT_SQL =
  */
 export function substringCondition(node: QueryNode, params: unknown[]): string {
   switch (node.kind) {
-    case "term":
+    case "term": {
+      const gram = shortCjkQuery(node.text);
+      if (gram !== null) {
+        params.push(gram);
+        return `m.search_vector @@ $${params.length}::tsquery`;
+      }
       params.push(`%${node.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
       return `${SEARCH_DOCUMENT_SQL} ILIKE $${params.length}`;
+    }
     case "and":
     case "or":
       return `(${node.children.map((c) => substringCondition(c, params)).join(node.kind === "and" ? " AND " : " OR ")})`;

@@ -118,6 +118,7 @@ import { migratePg, type PgMigrationReport } from "./pg-schema.js";
 import {
   SEARCH_DOCUMENT_SQL,
   searchTokenCount,
+  searchTrigramCount,
   searchVectorLiteral,
   substringCondition,
   tsqueryLiteral,
@@ -167,8 +168,8 @@ function flag(name: string, value: unknown, fallback: boolean): boolean {
 
 const INSERT_MESSAGE_SQL = `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name,
     timestamp, token_count, finish_reason, reasoning, reasoning_content, reasoning_details,
-    codex_reasoning_items, codex_message_items, search_vector, search_tokens)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::tsvector, $16) RETURNING id`;
+    codex_reasoning_items, codex_message_items, search_vector, search_tokens, search_trigrams)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::tsvector, $16, $17) RETURNING id`;
 
 type RawRich = SessionRow & { last_active: number; preview: unknown };
 
@@ -758,14 +759,17 @@ export class PostgresSessionStore implements SessionStoreApi {
         model: string | null;
         session_started: number;
       }>(sql, params);
-      const hits: SearchHit[] = [];
-      for (const row of rows) {
+      const contexts = await searchContexts(
+        q,
+        rows.map((r) => r.id),
+      );
+      return rows.map((row, i) => {
         const columns = [row.content, row.tool_calls, row.tool_name];
         const snippet =
           built.ranked !== null
             ? fts5Snippet(columns, built.ranked.phrases, built.ranked.tokenize)
             : substringExcerpt(columns, built.needles);
-        hits.push({
+        return {
           id: row.id,
           session_id: row.session_id,
           role: row.role,
@@ -775,21 +779,19 @@ export class PostgresSessionStore implements SessionStoreApi {
           source: row.source,
           model: row.model,
           session_started: row.session_started,
-          context: await searchContext(q, row.id),
-        });
-      }
-      return hits;
+          context: contexts[i] ?? [],
+        };
+      });
     });
   }
 
   /** Row count and total document size of the corpus, for bm25 (exact, or cached for a minute on large tables). */
   async #corpus(q: Query, kind: "words" | "trigrams"): Promise<{ rows: number; size: number }> {
     const cached = this.#corpusCache[kind];
-    if (cached !== undefined && cached.rows > 20_000 && performance.now() - cached.at < 60_000) return cached;
-    const size =
-      kind === "words"
-        ? "COALESCE(SUM(search_tokens), 0)"
-        : "COALESCE(SUM(GREATEST(char_length(COALESCE(content, '')) - 2, 0) + GREATEST(char_length(COALESCE(tool_calls, '')) - 2, 0) + GREATEST(char_length(COALESCE(tool_name, '')) - 2, 0)), 0)";
+    // Exact on small tables (where one message changes the ranking visibly); on large ones
+    // the figures move slowly, and a minute-old value keeps each search from scanning them.
+    if (cached !== undefined && cached.rows > 50_000 && performance.now() - cached.at < 60_000) return cached;
+    const size = kind === "words" ? "COALESCE(SUM(search_tokens), 0)" : "COALESCE(SUM(search_trigrams), 0)";
     const row = (
       await q<{ rows: number; size: number }>(`SELECT COUNT(*) AS rows, ${size} AS size FROM messages`)
     )[0];
@@ -823,6 +825,7 @@ export class PostgresSessionStore implements SessionStoreApi {
       const corpus = await this.#corpus(q, "words");
       const avgdl = corpus.rows > 0 ? corpus.size / corpus.rows || 1 : 1;
       const terms: string[] = [];
+      const lateral: string[] = [];
       for (const p of phrases) {
         const literal = p.words
           .map((w, i) => `'${w}'${p.prefix && i === p.words.length - 1 ? ":*" : ""}`)
@@ -833,8 +836,21 @@ export class PostgresSessionStore implements SessionStoreApi {
               literal,
             ])
           )[0]?.n ?? 0;
-        params.push(p.words, p.prefix);
-        const f = `hermes_phrase_freq(m.search_vector, $${params.length - 1}::text[], $${params.length}::boolean)`;
+        let f: string;
+        if (p.words.length === 1) {
+          // One word: its positions counted in the row's single pass over its vector.
+          params.push(p.words[0]);
+          const test = p.prefix
+            ? `starts_with(u.lexeme, $${params.length}::text)`
+            : `u.lexeme = $${params.length}::text`;
+          lateral.push(
+            `COALESCE(SUM(cardinality(u.positions)) FILTER (WHERE ${test}), 0) AS f${lateral.length}`,
+          );
+          f = `fq.f${lateral.length - 1}`;
+        } else {
+          params.push(p.words, p.prefix);
+          f = `hermes_phrase_freq(m.search_vector, $${params.length - 1}::text[], $${params.length}::boolean)`;
+        }
         terms.push(
           `${bm25Idf(corpus.rows, hits)} * (${f} * ${BM25_K1 + 1}) / (${f} + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * COALESCE(m.search_tokens, 0) / ${avgdl}::double precision))`,
         );
@@ -844,7 +860,9 @@ export class PostgresSessionStore implements SessionStoreApi {
         ranked: { phrases, tokenize: wordTokensAt },
         needles: [],
         sql: `${select}, (${terms.length > 0 ? terms.join(" + ") : "0"}) AS score
-          FROM messages m JOIN sessions s ON s.id = m.session_id WHERE m.search_vector @@ $${params.length}::tsquery`,
+          FROM messages m JOIN sessions s ON s.id = m.session_id
+          ${lateral.length > 0 ? `CROSS JOIN LATERAL (SELECT ${lateral.join(", ")} FROM unnest(m.search_vector) u) fq` : ""}
+          WHERE m.search_vector @@ $${params.length}::tsquery`,
       };
     }
     const sanitized = sanitizeFts5Query(query);
@@ -858,8 +876,7 @@ export class PostgresSessionStore implements SessionStoreApi {
       const corpus = await this.#corpus(q, "trigrams");
       const avgdl = corpus.rows > 0 ? corpus.size / corpus.rows || 1 : 1;
       const doc = `lower(${SEARCH_DOCUMENT_SQL})`;
-      const size =
-        "(GREATEST(char_length(COALESCE(m.content, '')) - 2, 0) + GREATEST(char_length(COALESCE(m.tool_calls, '')) - 2, 0) + GREATEST(char_length(COALESCE(m.tool_name, '')) - 2, 0))";
+      const size = "COALESCE(m.search_trigrams, 0)";
       const terms: string[] = [];
       for (const text of texts) {
         const probe: unknown[] = [];
@@ -936,11 +953,15 @@ export class PostgresSessionStore implements SessionStoreApi {
           after,
         ]);
         for (const r of rows) {
-          await q("UPDATE messages SET search_vector = $2::tsvector, search_tokens = $3 WHERE id = $1", [
-            r.id,
-            searchVectorLiteral(r.content, r.tool_calls, r.tool_name),
-            searchTokenCount(r.content, r.tool_calls, r.tool_name),
-          ]);
+          await q(
+            "UPDATE messages SET search_vector = $2::tsvector, search_tokens = $3, search_trigrams = $4 WHERE id = $1",
+            [
+              r.id,
+              searchVectorLiteral(r.content, r.tool_calls, r.tool_name),
+              searchTokenCount(r.content, r.tool_calls, r.tool_name),
+              searchTrigramCount(r.content, r.tool_calls, r.tool_name),
+            ],
+          );
         }
         if (rows.length > 0) after = rows[rows.length - 1]!.id;
         return rows.length;
@@ -1420,9 +1441,9 @@ export class PostgresSessionStore implements SessionStoreApi {
       );
       await q(
         `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count,
-           finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, search_vector, search_tokens)
+           finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, search_vector, search_tokens, search_trigrams)
          SELECT $1, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning,
-           reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, search_vector, search_tokens
+           reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, search_vector, search_tokens, search_trigrams
          FROM messages WHERE session_id = $2 AND (timestamp, id) <= ($3, $4) ORDER BY timestamp, id`,
         [newId, parentId, atT, atId],
       );
@@ -1637,6 +1658,7 @@ async function insertMessage(
       row.codex_message_items,
       searchVectorLiteral(row.content, row.tool_calls, row.tool_name),
       searchTokenCount(row.content, row.tool_calls, row.tool_name),
+      searchTrigramCount(row.content, row.tool_calls, row.tool_name),
     ]);
     id = inserted[0]!.id;
   } catch (error) {
@@ -1691,20 +1713,46 @@ async function conversationOf(
   return messages;
 }
 
-async function searchContext(q: Query, messageId: number): Promise<Array<{ role: string; content: string }>> {
+/**
+ * Context of every hit in one query: the previous message of the same session by
+ * `(timestamp, id)`, the hit, the next one; contents cut to 200 characters (code points).
+ */
+async function searchContexts(
+  q: Query,
+  ids: readonly number[],
+): Promise<Array<Array<{ role: string; content: string }>>> {
+  if (ids.length === 0) return [];
   try {
-    const rows = await q<{ role: string; content: string | null }>(
-      `WITH target AS (SELECT session_id, timestamp, id FROM messages WHERE id = $1)
-       (SELECT m.role, m.content FROM messages m JOIN target t ON t.session_id = m.session_id
-          WHERE (m.timestamp, m.id) < (t.timestamp, t.id) ORDER BY m.timestamp DESC, m.id DESC LIMIT 1)
-       UNION ALL (SELECT role, content FROM messages WHERE id = $1)
-       UNION ALL (SELECT m.role, m.content FROM messages m JOIN target t ON t.session_id = m.session_id
-          WHERE (m.timestamp, m.id) > (t.timestamp, t.id) ORDER BY m.timestamp, m.id LIMIT 1)`,
-      [messageId],
+    const rows = await q<{
+      ord: number;
+      prole: string | null;
+      pcontent: string | null;
+      role: string;
+      content: string | null;
+      nrole: string | null;
+      ncontent: string | null;
+    }>(
+      `SELECT h.ord, p.role AS prole, left(p.content, 200) AS pcontent, t.role, left(t.content, 200) AS content,
+          n.role AS nrole, left(n.content, 200) AS ncontent
+       FROM unnest($1::bigint[]) WITH ORDINALITY AS h(id, ord)
+       JOIN messages t ON t.id = h.id
+       LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
+           AND (m.timestamp, m.id) < (t.timestamp, t.id) ORDER BY m.timestamp DESC, m.id DESC LIMIT 1) p ON true
+       LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
+           AND (m.timestamp, m.id) > (t.timestamp, t.id) ORDER BY m.timestamp, m.id LIMIT 1) n ON true`,
+      [ids],
     );
-    return rows.map((r) => ({ role: r.role, content: firstCodePoints(r.content ?? "", 200) }));
+    const out: Array<Array<{ role: string; content: string }>> = ids.map(() => []);
+    for (const r of rows) {
+      const context: Array<{ role: string; content: string }> = [];
+      if (r.prole !== null) context.push({ role: r.prole, content: firstCodePoints(r.pcontent ?? "", 200) });
+      context.push({ role: r.role, content: firstCodePoints(r.content ?? "", 200) });
+      if (r.nrole !== null) context.push({ role: r.nrole, content: firstCodePoints(r.ncontent ?? "", 200) });
+      out[r.ord - 1] = context;
+    }
+    return out;
   } catch {
-    return [];
+    return ids.map(() => []);
   }
 }
 
