@@ -6,6 +6,7 @@ import { forkScenario } from "./fork.js";
 import { groupCommitScenario } from "./group-commit.js";
 import { listScenario } from "./list.js";
 import { migrateScenario } from "./migrate.js";
+import { postgresScenario } from "./postgres.js";
 import { resumeScenario } from "./resume.js";
 import { searchScenario } from "./search.js";
 
@@ -20,4 +21,5 @@ export const SCENARIOS: readonly Scenario[] = [
   exportScenario,
   forkScenario,
   migrateScenario,
+  postgresScenario,
 ];

@@ -1,0 +1,239 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { openPostgresSessionStore } from "@hermes/postgres";
+import { startPgCluster } from "@hermes/postgres/testing";
+import { openSessionStore, type SessionStoreApi } from "@hermes/store";
+import { mainDataset } from "../data/datasets.js";
+import { ensureDataset } from "../data/ensure-dataset.js";
+import { type Figures, summarizeLatencies, timeRatio } from "../latency-summary.js";
+import { caseFromSamples, measureAlternating } from "../measure-alternating.js";
+import { latencyChart } from "../report/render-chart.js";
+import type { CaseResult, Scenario } from "../scenario.js";
+import type { PostgresWorkerReport, PostgresWorkerRequest } from "../workers/postgres-worker.js";
+import { generateMessages, toAppendInput } from "./message-fixtures.js";
+import { SEARCH_QUERIES } from "./search.js";
+
+const APPS = 8;
+const SEARCHERS = 2;
+
+interface AppsRun {
+  appends: PostgresWorkerReport[];
+  searches: PostgresWorkerReport[];
+  rows: number;
+  distinct: number;
+  counterMismatches: number;
+}
+
+/** Where one side of the run keeps its data. */
+interface Side {
+  backend: "postgres" | "sqlite";
+  target: string;
+  schema?: string;
+  open(): Promise<SessionStoreApi>;
+}
+
+/** `APPS` append processes and `SEARCHERS` search processes on one store, released together. */
+async function runApps(side: Side, count: number, seed: number): Promise<AppsRun> {
+  const sessions = Array.from({ length: APPS }, (_, i) => `app-${i}`);
+  const setup = await side.open();
+  for (const id of sessions) await setup.createSession({ id, source: "bench", model: "bench" });
+  // Something for the searchers to find from the start.
+  await setup.createSession({ id: "corpus", source: "bench" });
+  const corpus = generateMessages(seed + 1000, 2000).map((m) => toAppendInput("corpus", m));
+  for (let i = 0; i < corpus.length; i += 500) await setup.appendMessages(corpus.slice(i, i + 500));
+  await setup.close();
+
+  const queries = SEARCH_QUERIES.map((q) => q.query);
+  const children: ChildProcess[] = [];
+  const start = (role: "append" | "search", worker: number) => {
+    const child = fork(new URL("../workers/postgres-worker.js", import.meta.url), [], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    children.push(child);
+    const ready = new Promise<void>((resolve) => child.once("message", () => resolve()));
+    const done = new Promise<PostgresWorkerReport>((resolve, reject) => {
+      child.on("message", (m: { type: string }) => {
+        if (m.type === "done") resolve(m as PostgresWorkerReport);
+      });
+      child.once("exit", (code) =>
+        reject(new Error(`${role} worker ${worker} exited with ${code} before reporting`)),
+      );
+    });
+    const request: PostgresWorkerRequest = {
+      backend: side.backend,
+      target: side.target,
+      schema: side.schema,
+      role,
+      sessionId: sessions[worker % APPS]!,
+      count,
+      seed,
+      worker,
+      queries,
+    };
+    child.send(request);
+    return { child, ready, done };
+  };
+  const apps = sessions.map((_, w) => start("append", w));
+  const searchers = Array.from({ length: SEARCHERS }, (_, w) => start("search", APPS + w));
+  await Promise.all([...apps, ...searchers].map((x) => x.ready));
+  for (const x of [...apps, ...searchers]) x.child.send({ type: "go" });
+  const appends = await Promise.all(apps.map((x) => x.done));
+  for (const x of searchers) x.child.send({ type: "stop" });
+  const searches = await Promise.all(searchers.map((x) => x.done));
+
+  const check = await side.open();
+  try {
+    let rows = 0;
+    let counterMismatches = 0;
+    const contents = new Set<string>();
+    for (const id of sessions) {
+      const messages = await check.getMessages(id);
+      rows += messages.length;
+      for (const m of messages) contents.add(String(m.content));
+      if ((await check.getSession(id))?.message_count !== messages.length) counterMismatches++;
+    }
+    return { appends, searches, rows, distinct: contents.size, counterMismatches };
+  } finally {
+    await check.close();
+  }
+}
+
+function figures(reports: readonly PostgresWorkerReport[]): Figures {
+  const first = Math.min(...reports.map((r) => r.startedAt));
+  const last = Math.max(...reports.map((r) => r.endedAt));
+  return summarizeLatencies(
+    reports.flatMap((r) => r.latenciesMs),
+    last - first,
+  );
+}
+
+/**
+ * PostgreSQL next to SQLite: 8 app processes × 2,000 appends with 2 processes searching
+ * meanwhile, then the search query mix on the main data set loaded into PostgreSQL.
+ */
+export const postgresScenario: Scenario = {
+  name: "postgres",
+  title: "@hermes/postgres: 8 app processes × 2,000 appends with concurrent searches, and the search mix",
+  description:
+    "The PostgreSQL store (one local server, fsync on) next to the SQLite store in the same run: 8 processes appending 2,000 messages each while 2 processes run the search mix, then the nine search queries on the main data set (1,000,000 messages at full scale) loaded into PostgreSQL with importSessions.",
+  async run(ctx) {
+    const external = process.env.HERMES_PG_URL;
+    const cluster = external ? undefined : await startPgCluster({ durable: true });
+    const url = external ?? cluster!.connectionString;
+    const cases: CaseResult[] = [];
+    const notes: string[] = [];
+    try {
+      // Part 1: app processes appending under concurrent searches.
+      const count = ctx.quick ? 50 : Math.max(100, Math.round(2000 * Math.min(1, ctx.scale)));
+      const schema = `bench_apps_${process.pid}`;
+      const pgSide: Side = {
+        backend: "postgres",
+        target: url,
+        schema,
+        open: () => openPostgresSessionStore({ connectionString: url, schema }),
+      };
+      const sqlitePath = `${ctx.workDir}/apps.db`;
+      const sqliteSide: Side = {
+        backend: "sqlite",
+        target: sqlitePath,
+        open: () => openSessionStore({ path: sqlitePath }),
+      };
+      ctx.log(`apps: ${APPS} × ${count} appends + ${SEARCHERS} searchers, SQLite first`);
+      const sqliteRun = await runApps(sqliteSide, count, ctx.seed);
+      ctx.log("apps: PostgreSQL");
+      const pgRun = await runApps(pgSide, count, ctx.seed);
+      for (const [name, pick] of [
+        ["appends (8 processes)", (r: AppsRun) => r.appends],
+        ["concurrent searches (2 processes)", (r: AppsRun) => r.searches],
+      ] as const) {
+        const store = figures(pick(pgRun));
+        const baseline = figures(pick(sqliteRun));
+        cases.push({
+          name,
+          status: "ok",
+          store,
+          baseline,
+          ratio: timeRatio(store, baseline),
+          extra: name.startsWith("appends")
+            ? {
+                expected: APPS * count,
+                rows: pgRun.rows,
+                lost: APPS * count - pgRun.distinct,
+                duplicated: pgRun.rows - pgRun.distinct,
+                counterMismatches: pgRun.counterMismatches,
+                errors: pgRun.appends.reduce((a, r) => a + r.errors, 0),
+                retries: pgRun.appends.reduce((a, r) => a + r.retries, 0),
+                sqliteLost: APPS * count - sqliteRun.distinct,
+                sqliteErrors: sqliteRun.appends.reduce((a, r) => a + r.errors, 0),
+              }
+            : { errors: pgRun.searches.reduce((a, r) => a + r.errors, 0) },
+        });
+      }
+
+      // Part 2: the search query mix on the main data set.
+      const data = await ensureDataset(mainDataset(ctx), ctx.dataDir);
+      const sqlite = await openSessionStore({ path: data.path });
+      const pg = await openPostgresSessionStore({
+        connectionString: url,
+        schema: `bench_main_${data.messages}_${ctx.seed}`,
+      });
+      try {
+        if ((await pg.messageCount()) !== data.messages) {
+          ctx.log(
+            `loading ${data.messages.toLocaleString("en-US")} messages into PostgreSQL (importSessions)`,
+          );
+          const t0 = performance.now();
+          await pg.importSessions(sqlite.exportStream());
+          await pg.vacuum();
+          notes.push(
+            `Loading the data set into PostgreSQL (importSessions from exportStream, then VACUUM ANALYZE) took ${((performance.now() - t0) / 1000).toFixed(0)} s.`,
+          );
+        }
+        const plan = ctx.quick
+          ? { warmup: 1, iterations: 4, rounds: 2 }
+          : { warmup: 2, iterations: 20, rounds: 4, budgetMs: 8_000 };
+        for (const q of SEARCH_QUERIES) {
+          let pgHits = 0;
+          let sqliteHits = 0;
+          const samples = await measureAlternating(
+            async () => {
+              pgHits = (await pg.searchMessages(q.query, { limit: 20 })).length;
+            },
+            async () => {
+              sqliteHits = (await sqlite.searchMessages(q.query, { limit: 20 })).length;
+            },
+            plan,
+          );
+          cases.push(
+            caseFromSamples(`search: ${q.name}`, "searchMessages", samples, {
+              query: q.query,
+              pgHits,
+              sqliteHits,
+            }),
+          );
+          ctx.log(`search ${q.name}: done`);
+        }
+        notes.push(
+          `Data set: ${data.messages.toLocaleString("en-US")} messages in ${data.sessions.toLocaleString("en-US")} sessions.`,
+        );
+      } finally {
+        await sqlite.close();
+        await pg.close();
+      }
+      notes.push(
+        "Here 'ours' is the PostgreSQL store and 'baseline' the SQLite store (@hermes/store), both through the same API, in the same run; ratio = PostgreSQL time / SQLite time.",
+        `Appends: ${APPS} processes × ${count}, one appendMessage per call, while ${SEARCHERS} processes loop over the search mix; ops/s are aggregate from the first start to the last end.`,
+        external
+          ? "Server: HERMES_PG_URL."
+          : "Server: a throwaway local cluster (initdb, fsync on, default settings but max_connections=200).",
+      );
+      return {
+        cases,
+        notes,
+        chart: latencyChart("PostgreSQL store vs SQLite store (latency per operation)", cases, { log: true }),
+        parameters: { apps: APPS, searchers: SEARCHERS, appendsPerApp: count, dataset: mainDataset(ctx) },
+      };
+    } finally {
+      cluster?.stop();
+    }
+  },
+};

@@ -1,0 +1,101 @@
+/**
+ * An app process of the `postgres` scenario: opens the store (PostgreSQL, or the SQLite store
+ * for the side-by-side run), waits for "go", then either appends its messages one call each or
+ * runs the search query mix in a loop until told to stop, reporting every latency.
+ */
+import { openPostgresSessionStore } from "@hermes/postgres";
+import { openSessionStore, type SessionStoreApi } from "@hermes/store";
+import { generateMessages, toAppendInput } from "../scenarios/message-fixtures.js";
+
+/** The parent's instructions. */
+export interface PostgresWorkerRequest {
+  backend: "postgres" | "sqlite";
+  /** Connection string (postgres) or file path (sqlite). */
+  target: string;
+  schema?: string;
+  role: "append" | "search";
+  sessionId: string;
+  count: number;
+  seed: number;
+  worker: number;
+  queries: readonly string[];
+}
+
+/** The worker's report. */
+export interface PostgresWorkerReport {
+  type: "done";
+  worker: number;
+  role: "append" | "search";
+  latenciesMs: number[];
+  startedAt: number;
+  endedAt: number;
+  errors: number;
+  firstError: string | null;
+  retries: number;
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
+process.once("message", async (request: PostgresWorkerRequest) => {
+  const store: SessionStoreApi =
+    request.backend === "postgres"
+      ? await openPostgresSessionStore({
+          connectionString: request.target,
+          schema: request.schema,
+          maxConnections: 4,
+        })
+      : await openSessionStore({ path: request.target });
+  const messages =
+    request.role === "append" ? generateMessages(request.seed + request.worker, request.count) : [];
+  let stop = false;
+  process.on("message", (m: { type?: string }) => {
+    if (m.type === "stop") stop = true;
+  });
+  process.send?.({ type: "ready" });
+  await new Promise<void>((resolve) => process.once("message", () => resolve()));
+
+  const latencies: number[] = [];
+  let errors = 0;
+  let firstError: string | null = null;
+  const record = async (fn: () => Promise<unknown>) => {
+    const t0 = performance.now();
+    try {
+      await fn();
+    } catch (error) {
+      errors++;
+      firstError ??=
+        error instanceof Error
+          ? `${(error as { code?: string }).code ?? error.name}: ${error.message}`
+          : String(error);
+    }
+    latencies.push(performance.now() - t0);
+  };
+  const startedAt = now();
+  if (request.role === "append") {
+    for (let i = 0; i < request.count; i++) {
+      await record(() =>
+        store.appendMessage(toAppendInput(request.sessionId, messages[i]!, ` [w${request.worker}-${i}]`)),
+      );
+    }
+  } else {
+    for (let i = 0; !stop; i++) {
+      await record(() => store.searchMessages(request.queries[i % request.queries.length]!, { limit: 20 }));
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+  const endedAt = now();
+  const retries = store.stats().retries;
+  await store.close();
+  const report: PostgresWorkerReport = {
+    type: "done",
+    worker: request.worker,
+    role: request.role,
+    latenciesMs: latencies,
+    startedAt,
+    endedAt,
+    errors,
+    firstError,
+    retries,
+  };
+  process.send?.(report, () => process.exit(0));
+});
