@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CORE_INDEXES, CORE_TABLES, TITLE_INDEX_SQL } from "@hermes/schema";
 import { openSessionStore } from "@hermes/store";
@@ -79,7 +79,6 @@ export async function ensureDataset(spec: DatasetSpec, dataDir: string): Promise
   const counts = generateRows(tmp, spec);
   for (const suffix of ["-wal", "-shm", "-journal"]) rmSync(tmp + suffix, { force: true });
   renameSync(tmp, path);
-  const { statSync } = await import("node:fs");
   const info: DatasetInfo = {
     spec,
     path,

@@ -61,6 +61,8 @@ export const HYPHENATED: readonly string[] = [
 
 /** A term placed in about one message in ten thousand: the rare-term query. */
 export const RARE_TERM = "zephyrine";
+
+/** Probability that a generated English message contains {@link RARE_TERM}. */
 export const RARE_TERM_RATE = 0.0001;
 
 /**
@@ -104,6 +106,7 @@ export const SOURCES: ReadonlyArray<readonly [string, number]> = [
   ["cron", 0.05],
 ];
 
+/** Model names of generated sessions. */
 export const MODELS: readonly string[] = [
   "anthropic/claude-sonnet-4",
   "openai/gpt-5",

@@ -4,6 +4,7 @@ import type { CaseResult } from "../scenario.js";
 
 /** Names of the two sides in charts and tables. */
 export const STORE_LABEL = "@hermes/store";
+/** Name of the hand-written better-sqlite3 side. */
 export const BASELINE_LABEL = "raw better-sqlite3";
 
 /**
