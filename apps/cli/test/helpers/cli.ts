@@ -12,7 +12,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const CLI_MAIN = resolve(here, "../../dist/main.js");
 export const DEMO_MAIN = resolve(here, "../../dist/demo.js");
 /** The reference's sample file: read-only, always copied before use. */
-export const SAMPLE_DB = resolve(here, "../../../../../shared/fixtures/hermes-v11-sample.db");
+export const SAMPLE_DB = resolve(
+  here,
+  "../../../../packages/store/test/fixtures/reference/hermes-v11-sample.db",
+);
 
 const made: string[] = [];
 afterEach(() => {

@@ -6,8 +6,11 @@ import { afterEach } from "vitest";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** `shared/fixtures` beside the repository (read-only there: always copy before opening). */
-export const FIXTURES_DIR = resolve(here, "../../../../../shared/fixtures");
+/**
+ * The reference's fixtures, copied from `shared/fixtures` into the repository so that a fresh
+ * clone runs every test (read-only: always copy before opening).
+ */
+export const FIXTURES_DIR = resolve(here, "../fixtures/reference");
 export const SAMPLE_DB = join(FIXTURES_DIR, "hermes-v11-sample.db");
 export const REFERENCE_SCHEMA_SQL = join(FIXTURES_DIR, "hermes-v11-schema.sql");
 
