@@ -260,7 +260,9 @@ export const titlesContract: ContractSuite = (backend) => {
       });
 
       it("follows titles as they are set (the usual flow)", async () => {
-        const store = await backend.open();
+        // A manual clock gives each session its own start time: resolveSessionByTitle picks the
+        // most recently started variant, and two sessions created within one millisecond tie.
+        const store = await backend.open({ clock: manualClock() });
         const ids = ["a", "b", "c"];
         for (const id of ids) await store.createSession({ id, source: "cli" });
         await store.setSessionTitle("a", "Refactor");
