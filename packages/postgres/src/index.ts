@@ -1,5 +1,11 @@
 export { PG_MIGRATIONS, PG_SCHEMA_VERSION, type PgMigrationReport } from "./pg-schema.js";
-export { searchVectorLiteral, tsqueryLiteral, wordTokens } from "./pg-search-text.js";
+export {
+  searchTokenCount,
+  searchTrigramCount,
+  searchVectorLiteral,
+  tsqueryLiteral,
+  wordTokens,
+} from "./pg-search-text.js";
 export {
   type OpenPostgresSessionStoreOptions,
   openPostgresSessionStore,

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,7 +7,7 @@ import { join } from "node:path";
 /** A throwaway PostgreSQL cluster (see {@link startPgCluster}). */
 export interface PgCluster {
   readonly connectionString: string;
-  /** Stops the server and deletes its directory. */
+  /** Stops the server and deletes its directory (a kept `dir` stays, see {@link PgClusterOptions}). */
   stop(): void;
 }
 
@@ -43,6 +43,14 @@ export interface PgClusterOptions {
    * with a durable SQLite). Default `false`: `fsync=off`, faster for tests of a throwaway server.
    */
   durable?: boolean;
+  /**
+   * Keep the cluster in this directory instead of a temp one: an existing cluster there is
+   * started as it is (its databases kept), a missing one is created, and `stop()` leaves the
+   * directory in place. For benchmarks that load a large data set once and reuse it.
+   */
+  dir?: string;
+  /** Extra server settings (`-c name=value`), e.g. `{ shared_buffers: "1GB" }`. */
+  settings?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -54,7 +62,9 @@ export async function startPgCluster(o: PgClusterOptions = {}): Promise<PgCluste
   const bin = findPgBin();
   if (bin === null) throw new Error("PostgreSQL server binaries not found (install Debian's postgresql)");
   const asRoot = process.getuid?.() === 0;
-  const base = mkdtempSync(join(tmpdir(), "hermes-pg-"));
+  const kept = o.dir !== undefined;
+  if (kept) mkdirSync(o.dir!, { recursive: true });
+  const base = kept ? o.dir! : mkdtempSync(join(tmpdir(), "hermes-pg-"));
   const data = join(base, "data");
   const run = (cmd: string, args: string[]) => {
     const full = asRoot ? ["-u", "postgres", "--", join(bin, cmd), ...args] : args;
@@ -68,7 +78,32 @@ export async function startPgCluster(o: PgClusterOptions = {}): Promise<PgCluste
   }
   chmodSync(base, 0o700);
   const port = await freePort();
-  run("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
+  if (!existsSync(join(data, "PG_VERSION"))) {
+    rmSync(data, { recursive: true, force: true });
+    run("initdb", [
+      "-D",
+      data,
+      "-U",
+      "postgres",
+      "-A",
+      "trust",
+      "-E",
+      "UTF8",
+      "--locale=C.UTF-8",
+      "--no-sync",
+    ]);
+  }
+  if (kept && existsSync(join(data, "postmaster.pid"))) {
+    // Left running by an interrupted run: stopped first, so it restarts on this run's port.
+    try {
+      run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
+    } catch {
+      // Not running (a stale pid file): pg_ctl start copes with that.
+    }
+  }
+  const extra = Object.entries(o.settings ?? {})
+    .map(([name, value]) => ` -c ${name}=${value}`)
+    .join("");
   run("pg_ctl", [
     "-D",
     data,
@@ -76,16 +111,17 @@ export async function startPgCluster(o: PgClusterOptions = {}): Promise<PgCluste
     join(base, "server.log"),
     "-w",
     "-o",
-    `-p ${port} -k ${base} -c listen_addresses=127.0.0.1${o.durable ? "" : " -c fsync=off"} -c max_connections=200`,
+    `-p ${port} -k ${base} -c listen_addresses=127.0.0.1${o.durable ? "" : " -c fsync=off"} -c max_connections=200${extra}`,
     "start",
   ]);
   return {
     connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop() {
       try {
-        run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+        // A kept cluster shuts down cleanly (no crash recovery at the next start).
+        run("pg_ctl", ["-D", data, "-m", kept ? "fast" : "immediate", "-w", "stop"]);
       } finally {
-        rmSync(base, { recursive: true, force: true });
+        if (!kept) rmSync(base, { recursive: true, force: true });
       }
     },
   };
