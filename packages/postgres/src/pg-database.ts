@@ -1,8 +1,37 @@
+import type { MessagesTable, SchemaVersionTable, SessionsTable, StateMetaTable } from "@hermes/schema";
 import { HermesStoreError, InvalidArgumentError, SessionNotFoundError, StoreBusyError } from "@hermes/store";
+import {
+  Kysely,
+  PostgresDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type RawBuilder,
+  sql,
+} from "kysely";
 import pg from "pg";
 
-/** A pg query function: rows of one statement. */
-export type Query = <R = Record<string, unknown>>(sql: string, params?: readonly unknown[]) => Promise<R[]>;
+/**
+ * `messages` on PostgreSQL: the columns of `state.db` plus the search columns the store writes
+ * (the `tsvector` goes in as its text literal and is never read back as a value).
+ */
+export interface PgMessagesTable extends MessagesTable {
+  search_vector: string | null;
+  /** Words of the message (FTS5's document size in bm25). */
+  search_tokens: number | null;
+  /** Trigrams of the message (the trigram ranking's document size). */
+  search_trigrams: number | null;
+}
+
+/** The Kysely database interface of the PostgreSQL schema (see `PG_MIGRATIONS`). */
+export interface PgDatabase {
+  sessions: SessionsTable;
+  messages: PgMessagesTable;
+  state_meta: StateMetaTable;
+  schema_version: SchemaVersionTable;
+}
+
+/** A Kysely instance or transaction on the store's schema. */
+export type PgDb = Kysely<PgDatabase>;
 
 // bigint (COUNT, SUM of integers, ids) and numeric come back as JavaScript numbers, as the
 // SQLite store returns INTEGER and REAL columns.
@@ -15,10 +44,44 @@ const TYPES = {
   },
 } as unknown as pg.CustomTypesConfig;
 
-/** Runs one statement on a client or pool with the store's type parsers. */
-export function queryOn(target: pg.Pool | pg.PoolClient): Query {
-  return async <R>(text: string, values: readonly unknown[] = []) =>
-    (await target.query({ text, values: values as unknown[], types: TYPES })).rows as R[];
+/**
+ * The pool as Kysely's dialect sees it, with the store's type parsers on every query. Set per
+ * query (not on the pool) so that a pool the caller passes in keeps its own parsers elsewhere.
+ */
+function typedPool(pool: pg.Pool): PostgresPool {
+  // One wrapper per pg client: the dialect keys its connections by the client object.
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let wrapper = wrappers.get(client);
+      if (wrapper === undefined) {
+        wrapper = {
+          query: ((text: string, values: readonly unknown[]) =>
+            client.query({
+              text,
+              values: values as unknown[],
+              types: TYPES,
+            })) as unknown as PostgresPoolClient["query"],
+          release: (destroy?: boolean) => client.release(destroy),
+        };
+        wrappers.set(client, wrapper);
+      }
+      return wrapper;
+    },
+    // The store ends a pool it made itself (never one passed in), and not through Kysely.
+    end: async () => {},
+  };
+}
+
+/** Kysely on `pool` through its PostgreSQL dialect. */
+export function createPgDb(pool: pg.Pool): PgDb {
+  return new Kysely<PgDatabase>({ dialect: new PostgresDialect({ pool: typedPool(pool) }) });
+}
+
+/** `= ANY($1::text[])`'s right side: one array parameter, however many values. */
+export function anyText(values: readonly string[]): RawBuilder<string> {
+  return sql<string>`ANY(${values}::text[])`;
 }
 
 const sqlState = (error: unknown): string | undefined =>
@@ -63,9 +126,9 @@ export function isUniqueViolation(error: unknown, constraint: string): boolean {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**
- * The write path: one transaction per operation, applied in call order (a FIFO per store, as
- * the SQLite store's queue), serialization failures and deadlocks retried with jittered backoff
- * until the deadline, then `STORE_BUSY`.
+ * The write path: one transaction per operation (`db.transaction()`), applied in call order (a
+ * FIFO per store, as the SQLite store's queue), serialization failures and deadlocks retried
+ * with jittered backoff until the deadline, then `STORE_BUSY`.
  */
 export class PgWriter {
   #tail: Promise<unknown> = Promise.resolve();
@@ -82,12 +145,15 @@ export class PgWriter {
   };
 
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly db: PgDb,
     private readonly deadlineMs: number,
   ) {}
 
-  /** Runs `fn` in a transaction after every earlier write of this store. */
-  run<T>(fn: (q: Query, client: pg.PoolClient) => Promise<T>, o: { transaction?: boolean } = {}): Promise<T> {
+  /**
+   * Runs `fn` in a transaction after every earlier write of this store; with
+   * `transaction: false`, on one connection outside a transaction (e.g. `VACUUM`).
+   */
+  run<T>(fn: (db: PgDb) => Promise<T>, o: { transaction?: boolean } = {}): Promise<T> {
     this.#pending++;
     const result = this.#tail.then(() => this.#attempt(fn, o.transaction !== false));
     this.#tail = result.then(
@@ -102,21 +168,18 @@ export class PgWriter {
     while (this.#pending > 0) await this.#tail;
   }
 
-  async #attempt<T>(fn: (q: Query, client: pg.PoolClient) => Promise<T>, transaction: boolean): Promise<T> {
+  async #attempt<T>(fn: (db: PgDb) => Promise<T>, transaction: boolean): Promise<T> {
     const started = performance.now();
     for (let attempt = 1, backoff = 2; ; attempt++, backoff = Math.min(backoff * 2, 100)) {
-      const client = await this.pool.connect();
-      let broken = false;
-      let released = false;
       try {
         this.stats.attempts++;
-        if (transaction) await client.query("BEGIN");
-        const result = await fn(queryOn(client), client);
-        if (transaction) await client.query("COMMIT");
+        // Kysely rolls back when `fn` throws (and discards a connection whose rollback fails).
+        const result = transaction
+          ? await this.db.transaction().execute(fn)
+          : await this.db.connection().execute(fn);
         this.stats.writes++;
         return result;
       } catch (error) {
-        if (transaction) await client.query("ROLLBACK").catch(() => (broken = true));
         const waited = performance.now() - started;
         if (isRetryable(error)) {
           this.stats.busyErrors++;
@@ -126,8 +189,6 @@ export class PgWriter {
             throw new StoreBusyError(attempt, waited, { cause: error });
           }
           this.stats.retries++;
-          client.release(broken);
-          released = true;
           const pause = backoff / 2 + Math.random() * (backoff / 2);
           this.stats.waitedMs += pause;
           await sleep(pause);
@@ -135,8 +196,6 @@ export class PgWriter {
         }
         this.stats.failedWrites++;
         throw mapPgError(error);
-      } finally {
-        if (!released) client.release(broken);
       }
     }
   }

@@ -16,13 +16,14 @@ import {
   readLines,
   SESSION_COLUMNS,
 } from "@hermes/store";
-import type { Query } from "./pg-database.js";
+import { sql } from "kysely";
+import type { PgDb } from "./pg-database.js";
 import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "./pg-search-text.js";
 
 /** What the import needs from the store. */
 export interface ImportTarget {
   exists(id: string): Promise<boolean>;
-  write<T>(fn: (q: Query) => Promise<T>): Promise<T>;
+  write<T>(fn: (db: PgDb) => Promise<T>): Promise<T>;
 }
 
 const BATCH_MESSAGES = 5000;
@@ -31,10 +32,6 @@ const MAX_REPORTED = 100;
 
 const SESSION_NAMES = SESSION_COLUMNS.map((c) => c.name);
 const MESSAGE_NAMES = MESSAGE_COLUMNS.map((c) => c.name).filter((n) => n !== "id");
-const INSERT_SESSION_SQL = `INSERT INTO sessions (${SESSION_NAMES.join(", ")}) VALUES (${SESSION_NAMES.map((_, i) => `$${i + 1}`).join(", ")})`;
-const UPDATE_SESSION_SQL = `UPDATE sessions SET ${SESSION_NAMES.slice(1)
-  .map((n, i) => `${n} = $${i + 2}`)
-  .join(", ")} WHERE id = $1`;
 /** Declared types of the message columns, for the arrays of a multi-row insert. */
 const MESSAGE_TYPES: Record<string, string> = {
   session_id: "text",
@@ -42,13 +39,6 @@ const MESSAGE_TYPES: Record<string, string> = {
   timestamp: "double precision",
   token_count: "bigint",
 };
-// One INSERT per session, whatever its size: the rows travel as one array per column.
-const INSERT_MESSAGES_SQL = `INSERT INTO messages (id, ${MESSAGE_NAMES.join(", ")}, search_vector, search_tokens, search_trigrams)
-  SELECT COALESCE(u.id, nextval(pg_get_serial_sequence('messages', 'id'))), ${MESSAGE_NAMES.map((n) => `u.${n}`).join(", ")},
-    u.search_vector::tsvector, u.search_tokens, u.search_trigrams
-  FROM unnest($1::bigint[], ${MESSAGE_NAMES.map((n, i) => `$${i + 2}::${MESSAGE_TYPES[n] ?? "text"}[]`).join(", ")},
-    $${MESSAGE_NAMES.length + 2}::text[], $${MESSAGE_NAMES.length + 3}::integer[], $${MESSAGE_NAMES.length + 4}::integer[])
-    AS u(id, ${MESSAGE_NAMES.join(", ")}, search_vector, search_tokens, search_trigrams)`;
 
 type Outcome = "imported" | "unchanged" | "replaced" | "conflict";
 interface Pending {
@@ -57,13 +47,16 @@ interface Pending {
   readonly detach: boolean;
 }
 
-async function sameContent(q: Query, stored: Record<string, unknown>, s: PortableSession): Promise<boolean> {
+async function sameContent(db: PgDb, stored: Record<string, unknown>, s: PortableSession): Promise<boolean> {
   const incoming = s as unknown as Record<string, unknown>;
   for (const n of SESSION_NAMES) if (stored[n] !== incoming[n]) return false;
-  const rows = await q<Record<string, unknown>>(
-    `SELECT ${MESSAGE_NAMES.join(", ")} FROM messages WHERE session_id = $1 ORDER BY timestamp, id`,
-    [s.id],
-  );
+  const rows = (await db
+    .selectFrom("messages")
+    .select(MESSAGE_NAMES as ReadonlyArray<keyof StoredMessageRow>)
+    .where("session_id", "=", s.id)
+    .orderBy("timestamp")
+    .orderBy("id")
+    .execute()) as Array<Record<string, unknown>>;
   if (rows.length !== s.messages.length) return false;
   for (let i = 0; i < rows.length; i++) {
     const m = s.messages[i] as unknown as Record<string, unknown>;
@@ -78,7 +71,7 @@ async function sameContent(q: Query, stored: Record<string, unknown>, s: Portabl
  * sequence is moved past every id written, so later appends never collide.
  */
 async function insertMessages(
-  q: Query,
+  db: PgDb,
   sessionId: string,
   messages: readonly StoredMessageRow[],
   floor: number,
@@ -86,11 +79,21 @@ async function insertMessages(
   if (messages.length === 0) return;
   const wanted = messages.map((m) => m.id).filter((id): id is number => typeof id === "number");
   const taken = new Set(
-    (await q<{ id: number }>("SELECT id FROM messages WHERE id = ANY($1::bigint[])", [wanted])).map(
-      (r) => r.id,
-    ),
+    (
+      await db
+        .selectFrom("messages")
+        .select("id")
+        .where("id", "=", sql<number>`ANY(${wanted}::bigint[])`)
+        .execute()
+    ).map((r) => r.id),
   );
-  const max = (await q<{ m: number }>("SELECT COALESCE(MAX(id), 0) AS m FROM messages"))[0]?.m ?? 0;
+  const max =
+    (
+      await db
+        .selectFrom("messages")
+        .select((eb) => eb.fn.coalesce(eb.fn.max("id"), sql.lit(0)).as("m"))
+        .executeTakeFirst()
+    )?.m ?? 0;
   let next = Math.max(max, floor);
   const used = new Set<number>();
   const ids: Array<number | null> = [];
@@ -101,43 +104,53 @@ async function insertMessages(
     ids.push(id);
   }
   const rows = messages as unknown as ReadonlyArray<Record<string, unknown>>;
-  await q(INSERT_MESSAGES_SQL, [
-    ids,
-    ...MESSAGE_NAMES.map((n) => rows.map((r) => (n === "session_id" ? sessionId : (r[n] ?? null)))),
-    messages.map((m) => searchVectorLiteral(m.content, m.tool_calls, m.tool_name)),
-    messages.map((m) => searchTokenCount(m.content, m.tool_calls, m.tool_name)),
-    messages.map((m) => searchTrigramCount(m.content, m.tool_calls, m.tool_name)),
-  ]);
-  await q(
-    "SELECT setval(pg_get_serial_sequence('messages', 'id'), GREATEST((SELECT COALESCE(MAX(id), 0) FROM messages), 1))",
+  // One INSERT per session, whatever its size: the rows travel as one array per column.
+  const arrays = [
+    sql`${ids}::bigint[]`,
+    ...MESSAGE_NAMES.map(
+      (n) =>
+        sql`${rows.map((r) => (n === "session_id" ? sessionId : (r[n] ?? null)))}::${sql.raw(MESSAGE_TYPES[n] ?? "text")}[]`,
+    ),
+    sql`${messages.map((m) => searchVectorLiteral(m.content, m.tool_calls, m.tool_name))}::text[]`,
+    sql`${messages.map((m) => searchTokenCount(m.content, m.tool_calls, m.tool_name))}::integer[]`,
+    sql`${messages.map((m) => searchTrigramCount(m.content, m.tool_calls, m.tool_name))}::integer[]`,
+  ];
+  const names = sql.raw(MESSAGE_NAMES.join(", "));
+  const fromU = sql.raw(MESSAGE_NAMES.map((n) => `u.${n}`).join(", "));
+  await sql`INSERT INTO messages (id, ${names}, search_vector, search_tokens, search_trigrams)
+    SELECT COALESCE(u.id, nextval(pg_get_serial_sequence('messages', 'id'))), ${fromU},
+      u.search_vector::tsvector, u.search_tokens, u.search_trigrams
+    FROM unnest(${sql.join(arrays)}) AS u(id, ${names}, search_vector, search_tokens, search_trigrams)`.execute(
+    db,
   );
+  await sql`SELECT setval(pg_get_serial_sequence('messages', 'id'),
+    GREATEST((SELECT COALESCE(MAX(id), 0) FROM messages), 1))`.execute(db);
 }
 
 async function writeSession(
-  q: Query,
+  db: PgDb,
   p: Pending,
   onConflict: "skip" | "replace",
   floor: number,
 ): Promise<Outcome> {
   const { messages, ...row } = p.session;
-  const values = (p.detach ? { ...row, parent_session_id: null } : row) as unknown as Record<string, unknown>;
-  const args = SESSION_NAMES.map((n) => values[n]);
-  const stored = (
-    await q<Record<string, unknown>>(`SELECT ${SESSION_NAMES.join(", ")} FROM sessions WHERE id = $1`, [
-      values.id,
-    ])
-  )[0];
+  const values = p.detach ? { ...row, parent_session_id: null } : row;
+  const stored = (await db
+    .selectFrom("sessions")
+    .select(SESSION_NAMES as ReadonlyArray<keyof typeof values>)
+    .where("id", "=", values.id)
+    .executeTakeFirst()) as Record<string, unknown> | undefined;
   if (stored === undefined) {
-    await q(INSERT_SESSION_SQL, args);
-    await insertMessages(q, values.id as string, messages, floor);
+    await db.insertInto("sessions").values(values).execute();
+    await insertMessages(db, values.id, messages, floor);
     return "imported";
   }
-  if (await sameContent(q, stored, { ...(values as unknown as PortableSession), messages }))
-    return "unchanged";
+  if (await sameContent(db, stored, { ...values, messages })) return "unchanged";
   if (onConflict === "skip") return "conflict";
-  await q("DELETE FROM messages WHERE session_id = $1", [values.id]);
-  await q(UPDATE_SESSION_SQL, args);
-  await insertMessages(q, values.id as string, messages, floor);
+  await db.deleteFrom("messages").where("session_id", "=", values.id).execute();
+  const { id, ...rest } = values;
+  await db.updateTable("sessions").set(rest).where("id", "=", id).execute();
+  await insertMessages(db, values.id, messages, floor);
   return "replaced";
 }
 
@@ -173,11 +186,11 @@ class BatchWriter {
     if (batch.length === 0) return;
     this.#batch = [];
     this.#rows = 0;
-    const outcomes = await this.target.write(async (q) => {
+    const outcomes = await this.target.write(async (db) => {
       // Explicit message ids and the sequence move together: appenders wait for this unit.
-      await q("LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE");
+      await sql`LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE`.execute(db);
       const out: Outcome[] = [];
-      for (const p of batch) out.push(await writeSession(q, p, this.onConflict, this.idFloor));
+      for (const p of batch) out.push(await writeSession(db, p, this.onConflict, this.idFloor));
       return out;
     });
     const r = this.report;

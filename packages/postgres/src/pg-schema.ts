@@ -1,4 +1,5 @@
-import type { PoolClient } from "pg";
+import { sql } from "kysely";
+import type { PgDb } from "./pg-database.js";
 
 /** One versioned migration step of the PostgreSQL schema. */
 export interface PgMigration {
@@ -130,27 +131,31 @@ export interface PgMigrationReport {
  * transaction under a transaction-level advisory lock keyed by the schema name: instances that
  * start together queue on the lock, the first migrates, the others find the work done.
  */
-export async function migratePg(client: PoolClient): Promise<PgMigrationReport> {
-  await client.query("BEGIN");
-  try {
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('hermes-sessions:' || current_schema()))");
-    await client.query("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
-    await client.query("CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)");
-    const row = (
-      await client.query<{ version: number }>("SELECT max(version) AS version FROM schema_version")
-    ).rows[0];
+export async function migratePg(db: PgDb): Promise<PgMigrationReport> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessions:' || current_schema()))`.execute(trx);
+    await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`.execute(trx);
+    await trx.schema
+      .createTable("schema_version")
+      .ifNotExists()
+      .addColumn("version", "integer", (c) => c.notNull())
+      .execute();
+    const row = await trx
+      .selectFrom("schema_version")
+      .select((eb) => eb.fn.max("version").as("version"))
+      .executeTakeFirst();
     const from = row?.version ?? 0;
     const applied: string[] = [];
     for (const step of PG_MIGRATIONS) {
       if (step.version <= from) continue;
-      for (const statement of step.sql) await client.query(statement);
+      // DDL text as written above (CREATE … IF NOT EXISTS, a SQL function): run verbatim.
+      for (const statement of step.sql) await sql.raw(statement).execute(trx);
       applied.push(`v${step.version}: ${step.name}`);
     }
     if (applied.length > 0) {
-      await client.query("DELETE FROM schema_version");
-      await client.query("INSERT INTO schema_version (version) VALUES ($1)", [PG_SCHEMA_VERSION]);
+      await trx.deleteFrom("schema_version").execute();
+      await trx.insertInto("schema_version").values({ version: PG_SCHEMA_VERSION }).execute();
     }
-    await client.query("COMMIT");
     return {
       fromVersion: from === 0 ? null : from,
       toVersion: Math.max(from, PG_SCHEMA_VERSION),
@@ -158,8 +163,5 @@ export async function migratePg(client: PoolClient): Promise<PgMigrationReport> 
       warnings: [],
       newerVersion: from > PG_SCHEMA_VERSION,
     };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  }
+  });
 }

@@ -1,4 +1,5 @@
 import { containsCjk, isCjkCodePoint, type QueryNode } from "@hermes/search";
+import { type RawBuilder, sql } from "kysely";
 
 /** tsvector positions stop at 16383 (PostgreSQL's limit); later words share the last position. */
 const MAX_POSITION = 16_383;
@@ -166,26 +167,27 @@ export const SEARCH_DOCUMENT_SQL =
 
 /**
  * A SQL condition for a CJK-mode query tree: every term a case-insensitive substring of the
- * message (served by the pg_trgm GIN index), combined with AND/OR/NOT. Parameters are pushed
- * onto `params`.
+ * message (served by the pg_trgm GIN index), a one- or two-character CJK term a gram of the
+ * search vector, combined with AND/OR/NOT.
  */
-export function substringCondition(node: QueryNode, params: unknown[]): string {
+export function substringCondition(node: QueryNode): RawBuilder<boolean> {
   switch (node.kind) {
     case "term": {
       const gram = shortCjkQuery(node.text);
-      if (gram !== null) {
-        params.push(gram);
-        return `m.search_vector @@ $${params.length}::tsquery`;
-      }
-      params.push(`%${node.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
-      return `${SEARCH_DOCUMENT_SQL} ILIKE $${params.length}`;
+      if (gram !== null) return sql<boolean>`m.search_vector @@ ${gram}::tsquery`;
+      const pattern = `%${node.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      return sql<boolean>`${sql.raw(SEARCH_DOCUMENT_SQL)} ILIKE ${pattern}`;
     }
     case "and":
     case "or":
-      return `(${node.children.map((c) => substringCondition(c, params)).join(node.kind === "and" ? " AND " : " OR ")})`;
+      return sql<boolean>`(${sql.join(
+        node.children.map((c) => substringCondition(c)),
+        sql.raw(node.kind === "and" ? " AND " : " OR "),
+      )})`;
     case "not":
-      return `(${substringCondition(node.positive, params)} AND NOT (${node.negative
-        .map((c) => substringCondition(c, params))
-        .join(" OR ")}))`;
+      return sql<boolean>`(${substringCondition(node.positive)} AND NOT (${sql.join(
+        node.negative.map((c) => substringCondition(c)),
+        sql.raw(" OR "),
+      )}))`;
   }
 }

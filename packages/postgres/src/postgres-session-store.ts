@@ -94,6 +94,7 @@ import {
   type UsageStatsRow,
   type WindowRow,
 } from "@hermes/store";
+import { type Expression, type ExpressionBuilder, type RawBuilder, sql } from "kysely";
 import pg from "pg";
 import {
   BM25_B,
@@ -106,12 +107,14 @@ import {
   trigramTokens,
 } from "./fts5-compat.js";
 import {
+  anyText,
+  createPgDb,
   foreignKeyToNotFound,
   isUniqueViolation,
   mapPgError,
+  type PgDatabase,
+  type PgDb,
   PgWriter,
-  type Query,
-  queryOn,
 } from "./pg-database.js";
 import { importIntoPg } from "./pg-import.js";
 import { migratePg, type PgMigrationReport } from "./pg-schema.js";
@@ -144,20 +147,79 @@ export interface OpenPostgresSessionStoreOptions {
   clock?: () => number;
 }
 
-const SESSION_COLS =
-  "id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at, ended_at, end_reason, message_count, tool_call_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, billing_provider, billing_base_url, billing_mode, estimated_cost_usd, actual_cost_usd, cost_status, cost_source, pricing_version, title, api_call_count";
-const sCols = (alias: string) =>
-  SESSION_COLS.split(", ")
-    .map((c) => `${alias}.${c}`)
-    .join(", ");
-const MESSAGE_COLS =
-  "id, session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items";
+/** The columns of `sessions`, in the table's order (what `getSession` returns). */
+const SESSION_COLUMNS = [
+  "id",
+  "source",
+  "user_id",
+  "model",
+  "model_config",
+  "system_prompt",
+  "parent_session_id",
+  "started_at",
+  "ended_at",
+  "end_reason",
+  "message_count",
+  "tool_call_count",
+  "input_tokens",
+  "output_tokens",
+  "cache_read_tokens",
+  "cache_write_tokens",
+  "reasoning_tokens",
+  "billing_provider",
+  "billing_base_url",
+  "billing_mode",
+  "estimated_cost_usd",
+  "actual_cost_usd",
+  "cost_status",
+  "cost_source",
+  "pricing_version",
+  "title",
+  "api_call_count",
+] as const;
+/** The same columns of the session aliased `s`. */
+const S_COLUMNS = SESSION_COLUMNS.map((c) => `s.${c}` as const);
+/** The columns of `messages` a reader gets (not the search columns). */
+const MESSAGE_COLUMNS = [
+  "id",
+  "session_id",
+  "role",
+  "content",
+  "tool_call_id",
+  "tool_calls",
+  "tool_name",
+  "timestamp",
+  "token_count",
+  "finish_reason",
+  "reasoning",
+  "reasoning_content",
+  "reasoning_details",
+  "codex_reasoning_items",
+  "codex_message_items",
+] as const;
 
-const LAST_ACTIVE =
-  "COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at)";
-const PREVIEW_RAW = `COALESCE((SELECT SUBSTR(REPLACE(REPLACE(m.content, E'\\n', ' '), E'\\r', ' '), 1, 63)
+type SessionsAsS = ExpressionBuilder<PgDatabase & { s: PgDatabase["sessions"] }, "s">;
+
+/** When a session was last used: its newest message, else its start. */
+function lastActive(eb: SessionsAsS) {
+  return eb.fn
+    .coalesce(
+      eb
+        .selectFrom("messages as m2")
+        .select((e) => e.fn.max("m2.timestamp").as("t"))
+        .whereRef("m2.session_id", "=", "s.id"),
+      eb.ref("s.started_at"),
+    )
+    .as("last_active");
+}
+
+/** The first user message of the session, newlines as spaces, cut to 63 characters. */
+const PREVIEW_RAW = sql<string>`COALESCE((SELECT SUBSTR(REPLACE(REPLACE(m.content, E'\\n', ' '), E'\\r', ' '), 1, 63)
    FROM messages m WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
    ORDER BY m.timestamp, m.id LIMIT 1), '')`;
+
+/** Sorts text columns bytewise (as SQLite's BINARY collation) whatever the database's collation. */
+const collateC = (column: string): RawBuilder<string> => sql<string>`${sql.ref(column)} COLLATE "C"`;
 
 /** Python-style boolean option. */
 function flag(name: string, value: unknown, fallback: boolean): boolean {
@@ -165,11 +227,6 @@ function flag(name: string, value: unknown, fallback: boolean): boolean {
   if (typeof value !== "boolean") throw new InvalidArgumentError(name, `${name} must be a boolean`);
   return value;
 }
-
-const INSERT_MESSAGE_SQL = `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name,
-    timestamp, token_count, finish_reason, reasoning, reasoning_content, reasoning_details,
-    codex_reasoning_items, codex_message_items, search_vector, search_tokens, search_trigrams)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::tsvector, $16, $17) RETURNING id`;
 
 type RawRich = SessionRow & { last_active: number; preview: unknown };
 
@@ -180,8 +237,8 @@ type RawRich = SessionRow & { last_active: number; preview: unknown };
 export class PostgresSessionStore implements SessionStoreApi {
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
+  readonly #db: PgDb;
   readonly #writer: PgWriter;
-  readonly #q: Query;
   readonly #now: () => number;
   readonly #migration: PgMigrationReport;
   #closed = false;
@@ -193,14 +250,15 @@ export class PostgresSessionStore implements SessionStoreApi {
   constructor(
     pool: pg.Pool,
     ownsPool: boolean,
+    db: PgDb,
     deadlineMs: number,
     migration: PgMigrationReport,
     clock: () => number,
   ) {
     this.#pool = pool;
     this.#ownsPool = ownsPool;
-    this.#writer = new PgWriter(pool, deadlineMs);
-    this.#q = queryOn(pool);
+    this.#db = db;
+    this.#writer = new PgWriter(db, deadlineMs);
     this.#now = clock;
     this.#migration = migration;
   }
@@ -219,9 +277,9 @@ export class PostgresSessionStore implements SessionStoreApi {
     if (this.#closed) throw new StoreClosedError();
   }
 
-  async #read<T>(fn: (q: Query) => Promise<T>): Promise<T> {
+  async #read<T>(fn: (db: PgDb) => Promise<T>): Promise<T> {
     this.#check();
-    const p = fn(this.#q).catch((error: unknown) => {
+    const p = fn(this.#db).catch((error: unknown) => {
       throw mapPgError(error);
     });
     this.#reads.add(p);
@@ -233,24 +291,13 @@ export class PostgresSessionStore implements SessionStoreApi {
   }
 
   /** Several reads from one snapshot (REPEATABLE READ, read only). */
-  async #snapshot<T>(fn: (q: Query) => Promise<T>): Promise<T> {
-    return this.#read(async () => {
-      const client = await this.#pool.connect();
-      try {
-        await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-        const result = await fn(queryOn(client));
-        await client.query("COMMIT");
-        return result;
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
-    });
+  async #snapshot<T>(fn: (db: PgDb) => Promise<T>): Promise<T> {
+    return this.#read((db) =>
+      db.transaction().setIsolationLevel("repeatable read").setAccessMode("read only").execute(fn),
+    );
   }
 
-  #write<T>(fn: (q: Query, client: pg.PoolClient) => Promise<T>, o?: { transaction?: boolean }): Promise<T> {
+  #write<T>(fn: (db: PgDb) => Promise<T>, o?: { transaction?: boolean }): Promise<T> {
     this.#check();
     return this.#writer.run(fn, o);
   }
@@ -279,22 +326,22 @@ export class PostgresSessionStore implements SessionStoreApi {
         `modelConfig cannot be stored as JSON: ${(error as Error).message}`,
       );
     }
-    const values = [
+    const row = {
       id,
       source,
-      optionalString("userId", s.userId),
-      optionalString("model", s.model),
-      modelConfig,
-      optionalString("systemPrompt", s.systemPrompt),
-      parent,
-    ];
-    await this.#write(async (q) => {
+      user_id: optionalString("userId", s.userId),
+      model: optionalString("model", s.model),
+      model_config: modelConfig,
+      system_prompt: optionalString("systemPrompt", s.systemPrompt),
+      parent_session_id: parent,
+    };
+    await this.#write(async (db) => {
       try {
-        await q(
-          `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-          [...values, this.#now()],
-        );
+        await db
+          .insertInto("sessions")
+          .values({ ...row, started_at: this.#now() })
+          .onConflict((oc) => oc.column("id").doNothing())
+          .execute();
       } catch (error) {
         throw foreignKeyToNotFound(error, parent ?? id, "createSession: unknown parent");
       }
@@ -308,38 +355,47 @@ export class PostgresSessionStore implements SessionStoreApi {
     const id = requireId("id", s.id);
     const source = s.source === undefined ? "unknown" : requireId("source", s.source);
     const model = optionalString("model", s.model);
-    await this.#write(async (q) => {
-      await q(
-        "INSERT INTO sessions (id, source, model, started_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
-        [id, source, model, this.#now()],
-      );
+    await this.#write(async (db) => {
+      await db
+        .insertInto("sessions")
+        .values({ id, source, model, started_at: this.#now() })
+        .onConflict((oc) => oc.column("id").doNothing())
+        .execute();
     });
   }
 
   /** Marks a session ended; the first end wins. */
   async endSession(id: string, endReason: string): Promise<void> {
-    const args = [requireId("id", id), requireId("endReason", endReason)];
-    await this.#write(async (q) => {
-      await q("UPDATE sessions SET ended_at = $3, end_reason = $2 WHERE id = $1 AND ended_at IS NULL", [
-        ...args,
-        this.#now(),
-      ]);
+    const sid = requireId("id", id);
+    const reason = requireId("endReason", endReason);
+    await this.#write(async (db) => {
+      await db
+        .updateTable("sessions")
+        .set({ ended_at: this.#now(), end_reason: reason })
+        .where("id", "=", sid)
+        .where("ended_at", "is", null)
+        .execute();
     });
   }
 
   /** Clears `ended_at` and `end_reason`. */
   async reopenSession(id: string): Promise<void> {
     const sid = requireId("id", id);
-    await this.#write(async (q) => {
-      await q("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = $1", [sid]);
+    await this.#write(async (db) => {
+      await db
+        .updateTable("sessions")
+        .set({ ended_at: null, end_reason: null })
+        .where("id", "=", sid)
+        .execute();
     });
   }
 
   /** Replaces the system prompt snapshot. */
   async updateSystemPrompt(id: string, systemPrompt: string): Promise<void> {
-    const args = [requireId("id", id), optionalString("systemPrompt", systemPrompt)];
-    await this.#write(async (q) => {
-      await q("UPDATE sessions SET system_prompt = $2 WHERE id = $1", args);
+    const sid = requireId("id", id);
+    const prompt = optionalString("systemPrompt", systemPrompt);
+    await this.#write(async (db) => {
+      await db.updateTable("sessions").set({ system_prompt: prompt }).where("id", "=", sid).execute();
     });
   }
 
@@ -349,65 +405,90 @@ export class PostgresSessionStore implements SessionStoreApi {
     if (u.absolute !== undefined && typeof u.absolute !== "boolean") {
       throw new InvalidArgumentError("absolute", "absolute must be a boolean");
     }
-    const v = [
-      requireId("id", id),
-      integer("inputTokens", u.inputTokens),
-      integer("outputTokens", u.outputTokens),
-      integer("cacheReadTokens", u.cacheReadTokens),
-      integer("cacheWriteTokens", u.cacheWriteTokens),
-      integer("reasoningTokens", u.reasoningTokens),
-      optionalNumber("estimatedCostUsd", u.estimatedCostUsd),
-      optionalNumber("actualCostUsd", u.actualCostUsd),
-      optionalString("costStatus", u.costStatus),
-      optionalString("costSource", u.costSource),
-      optionalString("pricingVersion", u.pricingVersion),
-      optionalString("billingProvider", u.billingProvider),
-      optionalString("billingBaseUrl", u.billingBaseUrl),
-      optionalString("billingMode", u.billingMode),
-      optionalString("model", u.model),
-      integer("apiCallCount", u.apiCallCount),
-    ];
-    const common = `cost_status = COALESCE($9::text, cost_status), cost_source = COALESCE($10::text, cost_source),
-      pricing_version = COALESCE($11::text, pricing_version), billing_provider = COALESCE(billing_provider, $12::text),
-      billing_base_url = COALESCE(billing_base_url, $13::text), billing_mode = COALESCE(billing_mode, $14::text),
-      model = COALESCE(model, $15::text)`;
-    const sql =
-      u.absolute === true
-        ? `UPDATE sessions SET input_tokens = $2, output_tokens = $3, cache_read_tokens = $4, cache_write_tokens = $5,
-            reasoning_tokens = $6, estimated_cost_usd = COALESCE($7::double precision, 0),
-            actual_cost_usd = COALESCE($8::double precision, actual_cost_usd), ${common}, api_call_count = $16
-           WHERE id = $1`
-        : `UPDATE sessions SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3,
-            cache_read_tokens = cache_read_tokens + $4, cache_write_tokens = cache_write_tokens + $5,
-            reasoning_tokens = reasoning_tokens + $6,
-            estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + COALESCE($7::double precision, 0),
-            actual_cost_usd = CASE WHEN $8::double precision IS NULL THEN actual_cost_usd
-              ELSE COALESCE(actual_cost_usd, 0) + $8::double precision END,
-            ${common}, api_call_count = COALESCE(api_call_count, 0) + $16
-           WHERE id = $1`;
-    await this.#write(async (q) => {
-      await q(sql, v);
+    const sid = requireId("id", id);
+    const inputTokens = integer("inputTokens", u.inputTokens);
+    const output = integer("outputTokens", u.outputTokens);
+    const cacheRead = integer("cacheReadTokens", u.cacheReadTokens);
+    const cacheWrite = integer("cacheWriteTokens", u.cacheWriteTokens);
+    const reasoning = integer("reasoningTokens", u.reasoningTokens);
+    const estimated = optionalNumber("estimatedCostUsd", u.estimatedCostUsd);
+    const actual = optionalNumber("actualCostUsd", u.actualCostUsd);
+    const costStatus = optionalString("costStatus", u.costStatus);
+    const costSource = optionalString("costSource", u.costSource);
+    const pricingVersion = optionalString("pricingVersion", u.pricingVersion);
+    const billingProvider = optionalString("billingProvider", u.billingProvider);
+    const billingBaseUrl = optionalString("billingBaseUrl", u.billingBaseUrl);
+    const billingMode = optionalString("billingMode", u.billingMode);
+    const model = optionalString("model", u.model);
+    const apiCalls = integer("apiCallCount", u.apiCallCount);
+    // Cost, status and pricing: the latest known value wins; billing and model: the first.
+    const common = {
+      cost_status: sql<string>`COALESCE(${costStatus}::text, cost_status)`,
+      cost_source: sql<string>`COALESCE(${costSource}::text, cost_source)`,
+      pricing_version: sql<string>`COALESCE(${pricingVersion}::text, pricing_version)`,
+      billing_provider: sql<string>`COALESCE(billing_provider, ${billingProvider}::text)`,
+      billing_base_url: sql<string>`COALESCE(billing_base_url, ${billingBaseUrl}::text)`,
+      billing_mode: sql<string>`COALESCE(billing_mode, ${billingMode}::text)`,
+      model: sql<string>`COALESCE(model, ${model}::text)`,
+    };
+    await this.#write(async (db) => {
+      const update = db.updateTable("sessions").where("id", "=", sid);
+      if (u.absolute === true) {
+        await update
+          .set({
+            input_tokens: inputTokens,
+            output_tokens: output,
+            cache_read_tokens: cacheRead,
+            cache_write_tokens: cacheWrite,
+            reasoning_tokens: reasoning,
+            estimated_cost_usd: sql<number>`COALESCE(${estimated}::double precision, 0)`,
+            actual_cost_usd: sql<number>`COALESCE(${actual}::double precision, actual_cost_usd)`,
+            ...common,
+            api_call_count: apiCalls,
+          })
+          .execute();
+        return;
+      }
+      await update
+        .set((eb) => ({
+          input_tokens: eb("input_tokens", "+", inputTokens),
+          output_tokens: eb("output_tokens", "+", output),
+          cache_read_tokens: eb("cache_read_tokens", "+", cacheRead),
+          cache_write_tokens: eb("cache_write_tokens", "+", cacheWrite),
+          reasoning_tokens: eb("reasoning_tokens", "+", reasoning),
+          estimated_cost_usd: sql<number>`COALESCE(estimated_cost_usd, 0) + COALESCE(${estimated}::double precision, 0)`,
+          actual_cost_usd: sql<number>`CASE WHEN ${actual}::double precision IS NULL THEN actual_cost_usd
+            ELSE COALESCE(actual_cost_usd, 0) + ${actual}::double precision END`,
+          ...common,
+          api_call_count: sql<number>`COALESCE(api_call_count, 0) + ${apiCalls}`,
+        }))
+        .execute();
     });
   }
 
   /** Every column of one session, or `null`. */
   async getSession(id: string): Promise<SessionRow | null> {
     const sid = requireId("id", id);
-    return this.#read(
-      async (q) =>
-        (await q<SessionRow>(`SELECT ${SESSION_COLS} FROM sessions WHERE id = $1`, [sid]))[0] ?? null,
-    );
+    return this.#read(async (db) => (await sessionById(db, sid)) ?? null);
   }
 
   /** An exact id, else the id that uniquely starts with `idOrPrefix`, else `null`. */
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
     const key = requireId("idOrPrefix", idOrPrefix);
-    return this.#read(async (q) => {
-      if ((await q("SELECT 1 FROM sessions WHERE id = $1", [key])).length > 0) return key;
-      const rows = await q<{ id: string }>(
-        "SELECT id FROM sessions WHERE id ILIKE $1 ESCAPE '\\' ORDER BY started_at DESC LIMIT 2",
-        [`${escapeLike(key)}%`],
-      );
+    return this.#read(async (db) => {
+      if (
+        (await db.selectFrom("sessions").select("id").where("id", "=", key).executeTakeFirst()) !== undefined
+      ) {
+        return key;
+      }
+      // Backslash is LIKE's escape character in PostgreSQL, as escapeLike writes it.
+      const rows = await db
+        .selectFrom("sessions")
+        .select("id")
+        .where("id", "ilike", `${escapeLike(key)}%`)
+        .orderBy("started_at", "desc")
+        .limit(2)
+        .execute();
       return rows.length === 1 ? (rows[0]?.id ?? null) : null;
     });
   }
@@ -415,22 +496,26 @@ export class PostgresSessionStore implements SessionStoreApi {
   /** Number of sessions, of one source when given. */
   async sessionCount(o?: { source?: string }): Promise<number> {
     const source = optionalString("source", options("options", o).source);
-    return this.#read(async (q) => {
-      const rows = source
-        ? await q<{ n: number }>("SELECT COUNT(*) AS n FROM sessions WHERE source = $1", [source])
-        : await q<{ n: number }>("SELECT COUNT(*) AS n FROM sessions");
-      return rows[0]?.n ?? 0;
+    return this.#read(async (db) => {
+      const row = await db
+        .selectFrom("sessions")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .$if(Boolean(source), (qb) => qb.where("source", "=", source!))
+        .executeTakeFirst();
+      return row?.n ?? 0;
     });
   }
 
   /** Number of message rows, of one session when given. */
   async messageCount(o?: { sessionId?: string }): Promise<number> {
     const sessionId = optionalString("sessionId", options("options", o).sessionId);
-    return this.#read(async (q) => {
-      const rows = sessionId
-        ? await q<{ n: number }>("SELECT COUNT(*) AS n FROM messages WHERE session_id = $1", [sessionId])
-        : await q<{ n: number }>("SELECT COUNT(*) AS n FROM messages");
-      return rows[0]?.n ?? 0;
+    return this.#read(async (db) => {
+      const row = await db
+        .selectFrom("messages")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .$if(Boolean(sessionId), (qb) => qb.where("session_id", "=", sessionId!))
+        .executeTakeFirst();
+      return row?.n ?? 0;
     });
   }
 
@@ -446,13 +531,19 @@ export class PostgresSessionStore implements SessionStoreApi {
     const source = optionalString("source", opts.source);
     const limit = nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT);
     const offset = nonNegativeInt("offset", opts.offset, 0);
-    return this.#read((q) =>
-      q<SessionWithLastActive>(
-        `SELECT ${sCols("s")}, ${LAST_ACTIVE} AS last_active FROM sessions s
-         WHERE ($3::text IS NULL OR $3::text = '' OR s.source = $3)
-         ORDER BY last_active DESC, s.started_at DESC, s.id COLLATE "C" DESC LIMIT $1 OFFSET $2`,
-        [limit, offset, source],
-      ),
+    return this.#read(
+      (db) =>
+        db
+          .selectFrom("sessions as s")
+          .select(S_COLUMNS)
+          .select((eb) => lastActive(eb))
+          .$if(source !== null && source !== "", (qb) => qb.where("s.source", "=", source!))
+          .orderBy("last_active", "desc")
+          .orderBy("s.started_at", "desc")
+          .orderBy(collateC("s.id"), "desc")
+          .limit(limit)
+          .offset(offset)
+          .execute() as Promise<SessionWithLastActive[]>,
     );
   }
 
@@ -465,28 +556,38 @@ export class PostgresSessionStore implements SessionStoreApi {
     const projectTips = flag("projectCompressionTips", opts.projectCompressionTips, true);
     const limit = nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT);
     const offset = nonNegativeInt("offset", opts.offset, 0);
-    const where: string[] = [];
-    const params: unknown[] = [limit, offset];
-    if (!includeChildren) {
-      where.push(`(s.parent_session_id IS NULL OR EXISTS (SELECT 1 FROM sessions p
-        WHERE p.id = s.parent_session_id AND p.end_reason = 'branched' AND s.started_at >= p.ended_at))`);
-    }
-    if (source !== null && source !== "") {
-      params.push(source);
-      where.push(`s.source = $${params.length}`);
-    }
-    if (exclude !== null && exclude.length > 0) {
-      params.push(exclude);
-      where.push(`NOT (s.source = ANY($${params.length}::text[]))`);
-    }
-    return this.#read(async (q) => {
+    const richQuery = (db: PgDb) =>
+      db
+        .selectFrom("sessions as s")
+        .select(S_COLUMNS)
+        .select((eb) => [lastActive(eb), PREVIEW_RAW.as("preview")]);
+    return this.#read(async (db) => {
       const rows = (
-        await q<RawRich>(
-          `SELECT ${sCols("s")}, ${LAST_ACTIVE} AS last_active, ${PREVIEW_RAW} AS preview FROM sessions s
-           ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-           ORDER BY s.started_at DESC LIMIT $1 OFFSET $2`,
-          params,
-        )
+        (await richQuery(db)
+          .$if(!includeChildren, (qb) =>
+            // Roots, and branches started after their parent ended (shown as sessions of their own).
+            qb.where((eb) =>
+              eb.or([
+                eb("s.parent_session_id", "is", null),
+                eb.exists(
+                  eb
+                    .selectFrom("sessions as p")
+                    .select(sql.lit(1).as("one"))
+                    .whereRef("p.id", "=", "s.parent_session_id")
+                    .where("p.end_reason", "=", "branched")
+                    .whereRef("s.started_at", ">=", "p.ended_at"),
+                ),
+              ]),
+            ),
+          )
+          .$if(source !== null && source !== "", (qb) => qb.where("s.source", "=", source!))
+          .$if(exclude !== null && exclude.length > 0, (qb) =>
+            qb.where(sql<boolean>`NOT (s.source = ${anyText(exclude!)})`),
+          )
+          .orderBy("s.started_at", "desc")
+          .limit(limit)
+          .offset(offset)
+          .execute()) as RawRich[]
       ).map(finishRich);
       if (!projectTips || includeChildren) return rows;
       const out: RichSessionRow[] = [];
@@ -495,17 +596,12 @@ export class PostgresSessionStore implements SessionStoreApi {
           out.push(row);
           continue;
         }
-        const tipId = await compressionTip(q, row.id);
+        const tipId = await compressionTip(db, row.id);
         if (tipId === row.id) {
           out.push(row);
           continue;
         }
-        const raw = (
-          await q<RawRich>(
-            `SELECT ${sCols("s")}, ${LAST_ACTIVE} AS last_active, ${PREVIEW_RAW} AS preview FROM sessions s WHERE s.id = $1`,
-            [tipId],
-          )
-        )[0];
+        const raw = (await richQuery(db).where("s.id", "=", tipId).executeTakeFirst()) as RawRich | undefined;
         if (raw === undefined) {
           out.push(row);
           continue;
@@ -523,25 +619,34 @@ export class PostgresSessionStore implements SessionStoreApi {
   /** The latest session of `id`'s compression chain. */
   async getCompressionTip(id: string): Promise<string> {
     const sid = requireId("id", id);
-    return this.#read((q) => compressionTip(q, sid));
+    return this.#read((db) => compressionTip(db, sid));
   }
 
   /** The session a resume of `id` should load (first descendant with messages). */
   async resolveResumeSessionId(id: string): Promise<string> {
     const start = requireId("id", id);
-    return this.#read(async (q) => {
+    return this.#read(async (db) => {
       const hasMessages = async (sid: string) =>
-        (await q("SELECT 1 FROM messages WHERE session_id = $1 LIMIT 1", [sid])).length > 0;
+        (await db
+          .selectFrom("messages")
+          .select("id")
+          .where("session_id", "=", sid)
+          .limit(1)
+          .executeTakeFirst()) !== undefined;
       if (await hasMessages(start)) return start;
       const seen = new Set([start]);
       let current = start;
       for (let hop = 0; hop < 32; hop++) {
         const child = (
-          await q<{ id: string }>(
-            `SELECT id FROM sessions WHERE parent_session_id = $1 ORDER BY started_at DESC, id COLLATE "C" DESC LIMIT 1`,
-            [current],
-          )
-        )[0]?.id;
+          await db
+            .selectFrom("sessions")
+            .select("id")
+            .where("parent_session_id", "=", current)
+            .orderBy("started_at", "desc")
+            .orderBy(collateC("id"), "desc")
+            .limit(1)
+            .executeTakeFirst()
+        )?.id;
         if (child === undefined || child === "" || seen.has(child)) return start;
         seen.add(child);
         if (await hasMessages(child)) return child;
@@ -557,31 +662,34 @@ export class PostgresSessionStore implements SessionStoreApi {
   async setSessionTitle(id: string, title: string | null): Promise<boolean> {
     const sessionId = requireId("id", id);
     const clean = sanitizeTitle(optionalString("title", title));
-    return this.#write(async (q) => {
+    return this.#write(async (db) => {
       if (clean !== null) {
-        const holder = (
-          await q<{ id: string }>("SELECT id FROM sessions WHERE title = $1 AND id <> $2 LIMIT 1", [
-            clean,
-            sessionId,
-          ])
-        )[0];
+        const holder = await db
+          .selectFrom("sessions")
+          .select("id")
+          .where("title", "=", clean)
+          .where("id", "<>", sessionId)
+          .limit(1)
+          .executeTakeFirst();
         if (holder !== undefined) throw new TitleConflictError(clean, holder.id);
       }
       try {
-        return (
-          (
-            await q<{ id: string }>("UPDATE sessions SET title = $2 WHERE id = $1 RETURNING id", [
-              sessionId,
-              clean,
-            ])
-          ).length > 0
-        );
+        const updated = await db
+          .updateTable("sessions")
+          .set({ title: clean })
+          .where("id", "=", sessionId)
+          .returning("id")
+          .execute();
+        return updated.length > 0;
       } catch (error) {
-        // Another instance took the title between the check and the update.
+        // Another instance took the title between the check and the update (read outside
+        // this transaction, which the violation aborted).
         if (clean !== null && isUniqueViolation(error, "idx_sessions_title_unique")) {
-          const holder = (
-            await this.#q<{ id: string }>("SELECT id FROM sessions WHERE title = $1", [clean])
-          )[0];
+          const holder = await this.#db
+            .selectFrom("sessions")
+            .select("id")
+            .where("title", "=", clean)
+            .executeTakeFirst();
           throw new TitleConflictError(clean, holder?.id ?? "(another session)");
         }
         throw error;
@@ -593,8 +701,8 @@ export class PostgresSessionStore implements SessionStoreApi {
   async getSessionTitle(id: string): Promise<string | null> {
     const sid = requireId("id", id);
     return this.#read(
-      async (q) =>
-        (await q<{ title: string | null }>("SELECT title FROM sessions WHERE id = $1", [sid]))[0]?.title ??
+      async (db) =>
+        (await db.selectFrom("sessions").select("title").where("id", "=", sid).executeTakeFirst())?.title ??
         null,
     );
   }
@@ -603,30 +711,38 @@ export class PostgresSessionStore implements SessionStoreApi {
   async getSessionByTitle(title: string): Promise<SessionRow | null> {
     const exact = titleArgument("title", title);
     return this.#read(
-      async (q) =>
-        (await q<SessionRow>(`SELECT ${SESSION_COLS} FROM sessions WHERE title = $1`, [exact]))[0] ?? null,
+      async (db) =>
+        ((await db
+          .selectFrom("sessions")
+          .select(SESSION_COLUMNS)
+          .where("title", "=", exact)
+          .executeTakeFirst()) as SessionRow | undefined) ?? null,
     );
   }
 
   /** Resolves a title to a session id, preferring the newest `<title> #n` continuation. */
   async resolveSessionByTitle(title: string): Promise<string | null> {
     const text = titleArgument("title", title);
-    return this.#read(async (q) => {
-      const variant = (
-        await q<{ id: string }>(
-          "SELECT id FROM sessions WHERE title ILIKE $1 ESCAPE '\\' ORDER BY started_at DESC LIMIT 1",
-          [`${escapeLike(text)} #%`],
-        )
-      )[0];
+    return this.#read(async (db) => {
+      const variant = await db
+        .selectFrom("sessions")
+        .select("id")
+        .where("title", "ilike", `${escapeLike(text)} #%`)
+        .orderBy("started_at", "desc")
+        .limit(1)
+        .executeTakeFirst();
       if (variant !== undefined) return variant.id;
-      return (await q<{ id: string }>("SELECT id FROM sessions WHERE title = $1", [text]))[0]?.id ?? null;
+      return (
+        (await db.selectFrom("sessions").select("id").where("title", "=", text).executeTakeFirst())?.id ??
+        null
+      );
     });
   }
 
   /** The next title of a lineage (`X` → `X #2`, `X #7` → `X #8`). */
   async getNextTitleInLineage(baseTitle: string): Promise<string> {
     const title = titleArgument("baseTitle", baseTitle);
-    return this.#read((q) => nextTitleInLineage(q, title));
+    return this.#read((db) => nextTitleInLineage(db, title));
   }
 
   // Messages --------------------------------------------------------------------------------
@@ -634,7 +750,7 @@ export class PostgresSessionStore implements SessionStoreApi {
   /** Appends a message and bumps the session's counters in one transaction; returns its id. */
   async appendMessage(m: AppendMessageInput): Promise<number> {
     const prepared = messageRowFor(m);
-    return this.#write(async (q) => insertMessage(q, prepared, this.#now()));
+    return this.#write(async (db) => insertMessage(db, prepared, this.#now()));
   }
 
   /** Appends several messages all or none, in one transaction; returns their ids in order. */
@@ -650,14 +766,17 @@ export class PostgresSessionStore implements SessionStoreApi {
     }
     const prepared = batch.map((m) => messageRowFor(m));
     if (prepared.length === 0) return [];
-    return this.#write(async (q) => {
+    return this.#write(async (db) => {
       // Every session checked before any insert: a refused batch consumes no id.
       const wanted = [...new Set(prepared.map((p) => p.row.session_id))];
       const found = new Set(
         (
-          await q<{ id: string }>("SELECT id FROM sessions WHERE id = ANY($1::text[]) FOR KEY SHARE", [
-            wanted,
-          ])
+          await db
+            .selectFrom("sessions")
+            .select("id")
+            .where("id", "=", anyText(wanted))
+            .forKeyShare()
+            .execute()
         ).map((r) => r.id),
       );
       const missing = wanted.find((id) => !found.has(id));
@@ -665,7 +784,7 @@ export class PostgresSessionStore implements SessionStoreApi {
         throw new SessionNotFoundError(missing, `appendMessage: session ${missing} does not exist`);
       }
       const ids: number[] = [];
-      for (const p of prepared) ids.push(await insertMessage(q, p, this.#now()));
+      for (const p of prepared) ids.push(await insertMessage(db, p, this.#now()));
       return ids;
     });
   }
@@ -673,14 +792,7 @@ export class PostgresSessionStore implements SessionStoreApi {
   /** Every message of a session, ordered by (timestamp, id), with `tool_calls` parsed. */
   async getMessages(sessionId: string): Promise<MessageRow[]> {
     const id = requireId("sessionId", sessionId);
-    return this.#read(async (q) =>
-      (
-        await q<StoredMessageRow>(
-          `SELECT ${MESSAGE_COLS} FROM messages WHERE session_id = $1 ORDER BY timestamp, id`,
-          [id],
-        )
-      ).map(toMessageRow),
-    );
+    return this.#read(async (db) => (await messagesOf(db, id)).map(toMessageRow));
   }
 
   /** The conversation in the OpenAI chat shape, optionally with its ancestors. */
@@ -693,15 +805,19 @@ export class PostgresSessionStore implements SessionStoreApi {
     if (includeAncestors !== undefined && typeof includeAncestors !== "boolean") {
       throw new InvalidArgumentError("includeAncestors", "includeAncestors must be a boolean");
     }
-    return this.#snapshot((q) => conversationOf(q, id, includeAncestors === true));
+    return this.#snapshot((db) => conversationOf(db, id, includeAncestors === true));
   }
 
   /** Deletes a session's messages and resets its message and tool-call counters. */
   async clearMessages(sessionId: string): Promise<void> {
     const id = requireId("sessionId", sessionId);
-    await this.#write(async (q) => {
-      await q("DELETE FROM messages WHERE session_id = $1", [id]);
-      await q("UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = $1", [id]);
+    await this.#write(async (db) => {
+      await db.deleteFrom("messages").where("session_id", "=", id).execute();
+      await db
+        .updateTable("sessions")
+        .set({ message_count: 0, tool_call_count: 0 })
+        .where("id", "=", id)
+        .execute();
     });
   }
 
@@ -729,38 +845,51 @@ export class PostgresSessionStore implements SessionStoreApi {
     if (sourceFilter !== null && sourceFilter.length === 0) return [];
     this.#check();
 
-    const params: unknown[] = [];
-    const filters: string[] = [];
-    const addFilter = (sql: (n: number) => string, value: unknown) => {
-      params.push(value);
-      filters.push(sql(params.length));
-    };
-    const built = await this.#read((q) => this.#searchQuery(q, query, plan, params));
+    const built = await this.#read((db) => this.#searchQuery(db, query, plan));
     if (built === null) return [];
-    if (sourceFilter !== null) addFilter((n) => `s.source = ANY($${n}::text[])`, sourceFilter);
-    if (excludeSources !== null && excludeSources.length > 0)
-      addFilter((n) => `NOT (s.source = ANY($${n}::text[]))`, excludeSources);
-    if (roleFilter !== null && roleFilter.length > 0)
-      addFilter((n) => `m.role = ANY($${n}::text[])`, roleFilter);
-    params.push(limit, offset);
-    const order =
-      built.ranked !== null ? "ORDER BY score DESC, m.id" : "ORDER BY m.timestamp DESC, m.id DESC";
-    const sql = `${built.sql}${filters.map((f) => ` AND ${f}`).join("")} ${order} LIMIT $${params.length - 1} OFFSET $${params.length}`;
-    return this.#read(async (q) => {
-      const rows = await q<{
-        id: number;
-        session_id: string;
-        role: string;
-        content: string | null;
-        tool_calls: string | null;
-        timestamp: number;
-        tool_name: string | null;
-        source: string;
-        model: string | null;
-        session_started: number;
-      }>(sql, params);
+    return this.#read(async (db) => {
+      const rows = await db
+        .selectFrom("messages as m")
+        .innerJoin("sessions as s", "s.id", "m.session_id")
+        .$if(built.lateral.length > 0, (qb) =>
+          // Each single word's occurrences, counted in one pass over the row's vector.
+          qb.innerJoinLateral(
+            db
+              .selectFrom(sql`unnest(m.search_vector)`.as("u"))
+              .select(built.lateral.map((f, i) => f.as(`f${i}`)))
+              .as("fq"),
+            (join) => join.onTrue(),
+          ),
+        )
+        .select([
+          "m.id",
+          "m.session_id",
+          "m.role",
+          "m.content",
+          "m.tool_calls",
+          "m.timestamp",
+          "m.tool_name",
+          "s.source",
+          "s.model",
+          "s.started_at as session_started",
+        ])
+        .where(built.where)
+        .$if(sourceFilter !== null, (qb) => qb.where("s.source", "=", anyText(sourceFilter!)))
+        .$if(excludeSources !== null && excludeSources.length > 0, (qb) =>
+          qb.where(sql<boolean>`NOT (s.source = ${anyText(excludeSources!)})`),
+        )
+        .$if(roleFilter !== null && roleFilter.length > 0, (qb) =>
+          qb.where("m.role", "=", anyText(roleFilter!)),
+        )
+        .$if(built.score !== null, (qb) =>
+          qb.select(built.score!.as("score")).orderBy(sql.ref("score"), "desc").orderBy("m.id"),
+        )
+        .$if(built.score === null, (qb) => qb.orderBy("m.timestamp", "desc").orderBy("m.id", "desc"))
+        .limit(limit)
+        .offset(offset)
+        .execute();
       const contexts = await searchContexts(
-        q,
+        db,
         rows.map((r) => r.id),
       );
       return rows.map((row, i) => {
@@ -786,133 +915,133 @@ export class PostgresSessionStore implements SessionStoreApi {
   }
 
   /** Row count and total document size of the corpus, for bm25 (exact, or cached for a minute on large tables). */
-  async #corpus(q: Query, kind: "words" | "trigrams"): Promise<{ rows: number; size: number }> {
+  async #corpus(db: PgDb, kind: "words" | "trigrams"): Promise<{ rows: number; size: number }> {
     const cached = this.#corpusCache[kind];
     // Exact on small tables (where one message changes the ranking visibly); on large ones
     // the figures move slowly, and a minute-old value keeps each search from scanning them.
     if (cached !== undefined && cached.rows > 50_000 && performance.now() - cached.at < 60_000) return cached;
-    const size = kind === "words" ? "COALESCE(SUM(search_tokens), 0)" : "COALESCE(SUM(search_trigrams), 0)";
-    const row = (
-      await q<{ rows: number; size: number }>(`SELECT COUNT(*) AS rows, ${size} AS size FROM messages`)
-    )[0];
+    const row = await db
+      .selectFrom("messages")
+      .select((eb) => [
+        eb.fn.countAll<number>().as("rows"),
+        eb.fn
+          .coalesce(eb.fn.sum<number>(kind === "words" ? "search_tokens" : "search_trigrams"), sql.lit(0))
+          .as("size"),
+      ])
+      .executeTakeFirst();
     const fresh = { rows: row?.rows ?? 0, size: row?.size ?? 0, at: performance.now() };
     this.#corpusCache[kind] = fresh;
     return fresh;
   }
 
   /**
-   * The SELECT of a search (without filters, order and paging), its parameters pushed onto
-   * `params`: ranked plans score rows with FTS5's bm25 (k1 1.2, b 0.75, whole-row sizes), CJK
-   * substring plans select with ILIKE on the pg_trgm index.
+   * The condition and score of a search: ranked plans score rows with FTS5's bm25 (k1 1.2,
+   * b 0.75, whole-row sizes), CJK substring plans select with ILIKE on the pg_trgm index.
    */
   async #searchQuery(
-    q: Query,
+    db: PgDb,
     query: string,
     plan: Exclude<ReturnType<typeof planSearch>, { kind: "empty" }>,
-    params: unknown[],
   ): Promise<{
-    sql: string;
+    where: Expression<boolean>;
+    score: RawBuilder<number> | null;
+    /** Per-row aggregates over `unnest(m.search_vector) u`, joined laterally as `fq.f0…`. */
+    lateral: RawBuilder<number>[];
     ranked: { phrases: Phrase[]; tokenize: typeof wordTokensAt } | null;
     needles: readonly string[];
   } | null> {
-    const select = `SELECT m.id, m.session_id, m.role, m.content, m.tool_calls, m.timestamp, m.tool_name,
-        s.source, s.model, s.started_at AS session_started`;
+    const count = async (where: Expression<boolean>) =>
+      (
+        await db
+          .selectFrom("messages as m")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where(where)
+          .executeTakeFirst()
+      )?.n ?? 0;
     if (plan.kind === "ranked" && plan.index === "messages_fts") {
       const tree = parseFtsQuery(query);
       const tsq = tree === null ? null : tsqueryLiteral(tree);
       if (tree === null || tsq === null) return null;
       const phrases = queryPhrases(tree);
-      const corpus = await this.#corpus(q, "words");
+      const corpus = await this.#corpus(db, "words");
       const avgdl = corpus.rows > 0 ? corpus.size / corpus.rows || 1 : 1;
-      const terms: string[] = [];
-      const lateral: string[] = [];
+      const terms: RawBuilder<number>[] = [];
+      const lateral: RawBuilder<number>[] = [];
       for (const p of phrases) {
         const literal = p.words
           .map((w, i) => `'${w}'${p.prefix && i === p.words.length - 1 ? ":*" : ""}`)
           .join(" <-> ");
-        const hits =
-          (
-            await q<{ n: number }>("SELECT COUNT(*) AS n FROM messages WHERE search_vector @@ $1::tsquery", [
-              literal,
-            ])
-          )[0]?.n ?? 0;
-        let f: string;
+        const hits = await count(sql<boolean>`m.search_vector @@ ${literal}::tsquery`);
+        let f: RawBuilder<number>;
         if (p.words.length === 1) {
-          // One word: its positions counted in the row's single pass over its vector.
-          params.push(p.words[0]);
-          const test = p.prefix
-            ? `starts_with(u.lexeme, $${params.length}::text)`
-            : `u.lexeme = $${params.length}::text`;
-          lateral.push(
-            `COALESCE(SUM(cardinality(u.positions)) FILTER (WHERE ${test}), 0) AS f${lateral.length}`,
-          );
-          f = `fq.f${lateral.length - 1}`;
+          const word = p.words[0]!;
+          const test = p.prefix ? sql`starts_with(u.lexeme, ${word}::text)` : sql`u.lexeme = ${word}::text`;
+          lateral.push(sql<number>`COALESCE(SUM(cardinality(u.positions)) FILTER (WHERE ${test}), 0)`);
+          f = sql<number>`${sql.ref(`fq.f${lateral.length - 1}`)}`;
         } else {
-          params.push(p.words, p.prefix);
-          f = `hermes_phrase_freq(m.search_vector, $${params.length - 1}::text[], $${params.length}::boolean)`;
+          f = sql<number>`hermes_phrase_freq(m.search_vector, ${p.words}::text[], ${p.prefix}::boolean)`;
         }
-        terms.push(
-          `${bm25Idf(corpus.rows, hits)} * (${f} * ${BM25_K1 + 1}) / (${f} + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * COALESCE(m.search_tokens, 0) / ${avgdl}::double precision))`,
-        );
+        terms.push(bm25Term(bm25Idf(corpus.rows, hits), f, sql`COALESCE(m.search_tokens, 0)`, avgdl));
       }
-      params.push(tsq);
       return {
+        where: sql<boolean>`m.search_vector @@ ${tsq}::tsquery`,
+        score: terms.length > 0 ? sql<number>`(${sql.join(terms, sql` + `)})` : sql<number>`(0)`,
+        lateral,
         ranked: { phrases, tokenize: wordTokensAt },
         needles: [],
-        sql: `${select}, (${terms.length > 0 ? terms.join(" + ") : "0"}) AS score
-          FROM messages m JOIN sessions s ON s.id = m.session_id
-          ${lateral.length > 0 ? `CROSS JOIN LATERAL (SELECT ${lateral.join(", ")} FROM unnest(m.search_vector) u) fq` : ""}
-          WHERE m.search_vector @@ $${params.length}::tsquery`,
       };
     }
     const sanitized = sanitizeFts5Query(query);
     const tree = parseQueryTokens(lexCjkQuery(sanitized));
     if (tree === null || pyStrip(sanitized).length === 0) return null;
-    const condition = substringCondition(tree, params);
+    const condition = substringCondition(tree);
     if (plan.kind === "ranked") {
       // Three or more CJK characters, every term long enough for the trigram index: ranked.
       const texts = queryTerms(tree).map((t) => t.text);
       const phrases = trigramPhrases(texts);
-      const corpus = await this.#corpus(q, "trigrams");
+      const corpus = await this.#corpus(db, "trigrams");
       const avgdl = corpus.rows > 0 ? corpus.size / corpus.rows || 1 : 1;
-      const doc = `lower(${SEARCH_DOCUMENT_SQL})`;
-      const size = "COALESCE(m.search_trigrams, 0)";
-      const terms: string[] = [];
+      const doc = sql`lower(${sql.raw(SEARCH_DOCUMENT_SQL)})`;
+      const terms: RawBuilder<number>[] = [];
       for (const text of texts) {
-        const probe: unknown[] = [];
-        const cond = substringCondition({ kind: "term", text, prefix: false }, probe);
-        const hits =
-          (await q<{ n: number }>(`SELECT COUNT(*) AS n FROM messages m WHERE ${cond}`, probe))[0]?.n ?? 0;
-        params.push(text.toLowerCase());
-        const n = `$${params.length}::text`;
-        const f = `((char_length(${doc}) - char_length(replace(${doc}, ${n}, ''))) / GREATEST(char_length(${n}), 1))`;
-        terms.push(
-          `${bm25Idf(corpus.rows, hits)} * (${f} * ${BM25_K1 + 1}) / (${f} + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * ${size} / ${avgdl}::double precision))`,
-        );
+        const hits = await count(substringCondition({ kind: "term", text, prefix: false }));
+        const n = sql`${text.toLowerCase()}::text`;
+        // Occurrences of the term in the row: how much shorter the text gets without it.
+        const f = sql<number>`((char_length(${doc}) - char_length(replace(${doc}, ${n}, ''))) / GREATEST(char_length(${n}), 1))`;
+        terms.push(bm25Term(bm25Idf(corpus.rows, hits), f, sql`COALESCE(m.search_trigrams, 0)`, avgdl));
       }
       return {
+        where: condition,
+        score: sql<number>`(${sql.join(terms, sql` + `)})`,
+        lateral: [],
         ranked: { phrases, tokenize: trigramTokens },
         needles: [],
-        sql: `${select}, (${terms.join(" + ")}) AS score FROM messages m JOIN sessions s ON s.id = m.session_id WHERE ${condition}`,
       };
     }
     return {
+      where: condition,
+      score: null,
+      lateral: [],
       ranked: null,
       needles: positiveTerms(tree).map((t) => t.text),
-      sql: `${select} FROM messages m JOIN sessions s ON s.id = m.session_id WHERE ${condition}`,
     };
   }
 
   /** State of the search index: rows whose `search_vector` is missing count as damage. */
   async verifySearchIndex(): Promise<SearchIndexReport> {
-    return this.#read(async (q) => {
+    return this.#read(async (db) => {
       const missing =
-        (await q<{ n: number }>("SELECT COUNT(*) AS n FROM messages WHERE search_vector IS NULL"))[0]?.n ?? 0;
+        (
+          await db
+            .selectFrom("messages")
+            .select((eb) => eb.fn.countAll<number>().as("n"))
+            .where("search_vector", "is", null)
+            .executeTakeFirst()
+        )?.n ?? 0;
       const indexes = (
-        await q<{ indexname: string }>(
-          "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname IN ('idx_messages_search_vector', 'idx_messages_search_trgm')",
-        )
-      ).map((r) => r.indexname);
+        await sql<{ indexname: string }>`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()
+          AND indexname IN ('idx_messages_search_vector', 'idx_messages_search_trgm')`.execute(db)
+      ).rows.map((r) => r.indexname);
       const status = (name: string, kind: "unicode61" | "trigram") => {
         if (!indexes.includes(name))
           return { name, kind, status: "missing" as const, detail: `index ${name} does not exist` };
@@ -943,25 +1072,24 @@ export class PostgresSessionStore implements SessionStoreApi {
     let after = 0;
     let done = 0;
     for (;;) {
-      const n = await this.#write(async (q) => {
-        const rows = await q<{
-          id: number;
-          content: string | null;
-          tool_calls: string | null;
-          tool_name: string | null;
-        }>("SELECT id, content, tool_calls, tool_name FROM messages WHERE id > $1 ORDER BY id LIMIT 1000", [
-          after,
-        ]);
+      const n = await this.#write(async (db) => {
+        const rows = await db
+          .selectFrom("messages")
+          .select(["id", "content", "tool_calls", "tool_name"])
+          .where("id", ">", after)
+          .orderBy("id")
+          .limit(1000)
+          .execute();
         for (const r of rows) {
-          await q(
-            "UPDATE messages SET search_vector = $2::tsvector, search_tokens = $3, search_trigrams = $4 WHERE id = $1",
-            [
-              r.id,
-              searchVectorLiteral(r.content, r.tool_calls, r.tool_name),
-              searchTokenCount(r.content, r.tool_calls, r.tool_name),
-              searchTrigramCount(r.content, r.tool_calls, r.tool_name),
-            ],
-          );
+          await db
+            .updateTable("messages")
+            .set({
+              search_vector: sql<string>`${searchVectorLiteral(r.content, r.tool_calls, r.tool_name)}::tsvector`,
+              search_tokens: searchTokenCount(r.content, r.tool_calls, r.tool_name),
+              search_trigrams: searchTrigramCount(r.content, r.tool_calls, r.tool_name),
+            })
+            .where("id", "=", r.id)
+            .execute();
         }
         if (rows.length > 0) after = rows[rows.length - 1]!.id;
         return rows.length;
@@ -977,15 +1105,10 @@ export class PostgresSessionStore implements SessionStoreApi {
   /** A session with all its messages, or `null`. */
   async exportSession(id: string): Promise<SessionExport | null> {
     const sid = requireId("id", id);
-    return this.#snapshot(async (q) => {
-      const session = (await q<SessionRow>(`SELECT ${SESSION_COLS} FROM sessions WHERE id = $1`, [sid]))[0];
+    return this.#snapshot(async (db) => {
+      const session = await sessionById(db, sid);
       if (session === undefined) return null;
-      const messages = (
-        await q<StoredMessageRow>(
-          `SELECT ${MESSAGE_COLS} FROM messages WHERE session_id = $1 ORDER BY timestamp, id`,
-          [sid],
-        )
-      ).map(toMessageRow);
+      const messages = (await messagesOf(db, sid)).map(toMessageRow);
       return { ...session, messages };
     });
   }
@@ -995,23 +1118,29 @@ export class PostgresSessionStore implements SessionStoreApi {
     source?: string;
   }): Promise<Array<SessionWithLastActive & { messages: MessageRow[] }>> {
     const source = optionalString("source", options("options", o).source);
-    return this.#snapshot(async (q) => {
-      const rows = await q<SessionWithLastActive>(
-        `SELECT ${sCols("s")}, COALESCE(m.last_active, s.started_at) AS last_active FROM sessions s
-         LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id) m
-           ON m.session_id = s.id
-         WHERE ($1::text IS NULL OR $1::text = '' OR s.source = $1)
-         ORDER BY last_active DESC, s.started_at DESC, s.id COLLATE "C" DESC LIMIT $2`,
-        [source, EXPORT_ALL_LIMIT],
-      );
+    return this.#snapshot(async (db) => {
+      const rows = (await db
+        .selectFrom("sessions as s")
+        .leftJoin(
+          (eb) =>
+            eb
+              .selectFrom("messages")
+              .select((e) => ["session_id", e.fn.max("timestamp").as("last_active")])
+              .groupBy("session_id")
+              .as("m"),
+          (join) => join.onRef("m.session_id", "=", "s.id"),
+        )
+        .select(S_COLUMNS)
+        .select((eb) => eb.fn.coalesce("m.last_active", "s.started_at").as("last_active"))
+        .$if(source !== null && source !== "", (qb) => qb.where("s.source", "=", source!))
+        .orderBy("last_active", "desc")
+        .orderBy("s.started_at", "desc")
+        .orderBy(collateC("s.id"), "desc")
+        .limit(EXPORT_ALL_LIMIT)
+        .execute()) as SessionWithLastActive[];
       const out: Array<SessionWithLastActive & { messages: MessageRow[] }> = [];
       for (const row of rows) {
-        const messages = (
-          await q<StoredMessageRow>(
-            `SELECT ${MESSAGE_COLS} FROM messages WHERE session_id = $1 ORDER BY timestamp, id`,
-            [row.id],
-          )
-        ).map(toMessageRow);
+        const messages = (await messagesOf(db, row.id)).map(toMessageRow);
         out.push({ ...row, messages });
       }
       return out;
@@ -1022,11 +1151,21 @@ export class PostgresSessionStore implements SessionStoreApi {
   async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
     const sid = requireId("id", id);
     const dir = sessionsDirOf(options("options", o).sessionsDir);
-    const deleted = await this.#write(async (q) => {
-      if ((await q("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", [sid])).length === 0) return false;
-      await q("UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = $1", [sid]);
-      await q("DELETE FROM messages WHERE session_id = $1", [sid]);
-      await q("DELETE FROM sessions WHERE id = $1", [sid]);
+    const deleted = await this.#write(async (db) => {
+      const found = await db
+        .selectFrom("sessions")
+        .select("id")
+        .where("id", "=", sid)
+        .forUpdate()
+        .executeTakeFirst();
+      if (found === undefined) return false;
+      await db
+        .updateTable("sessions")
+        .set({ parent_session_id: null })
+        .where("parent_session_id", "=", sid)
+        .execute();
+      await db.deleteFrom("messages").where("session_id", "=", sid).execute();
+      await db.deleteFrom("sessions").where("id", "=", sid).execute();
       return true;
     });
     if (deleted && dir !== null) await removeSessionFiles(dir, [sid]);
@@ -1043,21 +1182,26 @@ export class PostgresSessionStore implements SessionStoreApi {
     const days = duration("olderThanDays", opts.olderThanDays, 90);
     const source = optionalString("source", opts.source);
     const dir = sessionsDirOf(opts.sessionsDir);
-    const removed = await this.#write(async (q) => {
+    const removed = await this.#write(async (db) => {
       const cutoff = this.#now() - days * 86_400;
       const ids = (
-        await q<{ id: string }>(
-          `SELECT id FROM sessions WHERE started_at < $1 AND ended_at IS NOT NULL
-             AND ($2::text IS NULL OR source = $2) FOR UPDATE`,
-          [cutoff, source],
-        )
+        await db
+          .selectFrom("sessions")
+          .select("id")
+          .where("started_at", "<", cutoff)
+          .where("ended_at", "is not", null)
+          .$if(source !== null, (qb) => qb.where("source", "=", source!))
+          .forUpdate()
+          .execute()
       ).map((r) => r.id);
       if (ids.length === 0) return [];
-      await q("UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ANY($1::text[])", [
-        ids,
-      ]);
-      await q("DELETE FROM messages WHERE session_id = ANY($1::text[])", [ids]);
-      await q("DELETE FROM sessions WHERE id = ANY($1::text[])", [ids]);
+      await db
+        .updateTable("sessions")
+        .set({ parent_session_id: null })
+        .where("parent_session_id", "=", anyText(ids))
+        .execute();
+      await db.deleteFrom("messages").where("session_id", "=", anyText(ids)).execute();
+      await db.deleteFrom("sessions").where("id", "=", anyText(ids)).execute();
       return ids;
     });
     if (dir !== null) await removeSessionFiles(dir, removed);
@@ -1068,8 +1212,8 @@ export class PostgresSessionStore implements SessionStoreApi {
   async getMeta(key: string): Promise<string | null> {
     const k = requireId("key", key);
     return this.#read(
-      async (q) =>
-        (await q<{ value: string | null }>("SELECT value FROM state_meta WHERE key = $1", [k]))[0]?.value ??
+      async (db) =>
+        (await db.selectFrom("state_meta").select("value").where("key", "=", k).executeTakeFirst())?.value ??
         null,
     );
   }
@@ -1078,11 +1222,12 @@ export class PostgresSessionStore implements SessionStoreApi {
   async setMeta(key: string, value: string): Promise<void> {
     const k = requireId("key", key);
     if (typeof value !== "string") throw new InvalidArgumentError("value", "value must be a string");
-    await this.#write(async (q) => {
-      await q(
-        "INSERT INTO state_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        [k, value],
-      );
+    await this.#write(async (db) => {
+      await db
+        .insertInto("state_meta")
+        .values({ key: k, value })
+        .onConflict((oc) => oc.column("key").doUpdateSet((eb) => ({ value: eb.ref("excluded.value") })))
+        .execute();
     });
   }
 
@@ -1094,8 +1239,8 @@ export class PostgresSessionStore implements SessionStoreApi {
    */
   async vacuum(): Promise<void> {
     await this.#write(
-      async (q) => {
-        await q("VACUUM (ANALYZE) sessions, messages, state_meta");
+      async (db) => {
+        await sql`VACUUM (ANALYZE) sessions, messages, state_meta`.execute(db);
       },
       { transaction: false },
     );
@@ -1150,34 +1295,52 @@ export class PostgresSessionStore implements SessionStoreApi {
   }
 
   async *#exportSessions(filter: ReturnType<typeof exportFilter>): AsyncGenerator<PortableSession> {
-    const client = await this.#pool.connect();
+    // One snapshot held across the pages (and the consumer's pauses between sessions).
+    let trx: Awaited<ReturnType<ReturnType<PgDb["startTransaction"]>["execute"]>>;
     try {
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-      const q = queryOn(client);
+      trx = await this.#db
+        .startTransaction()
+        .setIsolationLevel("repeatable read")
+        .setAccessMode("read only")
+        .execute();
+    } catch (error) {
+      throw mapPgError(error);
+    }
+    try {
       const ids = filter.ids === null ? null : (JSON.parse(filter.ids) as string[]);
       let afterT = Number.NEGATIVE_INFINITY;
       let afterId = "";
       for (;;) {
-        const sessions = await q<Record<string, unknown>>(
-          `SELECT ${SESSION_COLS} FROM sessions
-           WHERE (started_at, id COLLATE "C") > ($1::double precision, $2::text COLLATE "C")
-             AND ($3::text IS NULL OR source = $3) AND ($4::double precision IS NULL OR started_at >= $4)
-             AND ($5::text[] IS NULL OR id = ANY($5::text[]))
-           ORDER BY started_at, id COLLATE "C" LIMIT 200`,
-          [afterT, afterId, filter.source, filter.since, ids],
-        );
+        const sessions = (await trx
+          .selectFrom("sessions")
+          .select(SESSION_COLUMNS)
+          // Keyset paging in the SQLite store's order (ids compared bytewise).
+          .where(
+            sql<boolean>`(started_at, id COLLATE "C") > (${afterT}::double precision, ${afterId}::text COLLATE "C")`,
+          )
+          .$if(filter.source !== null, (qb) => qb.where("source", "=", filter.source!))
+          .$if(filter.since !== null, (qb) => qb.where("started_at", ">=", filter.since!))
+          .$if(ids !== null, (qb) => qb.where("id", "=", anyText(ids!)))
+          .orderBy("started_at")
+          .orderBy(collateC("id"))
+          .limit(200)
+          .execute()) as Record<string, unknown>[];
         for (const raw of sessions) {
           const session = canonicalSession(raw);
           const messages: StoredMessageRow[] = [];
           let mT = Number.NEGATIVE_INFINITY;
           let mId = 0;
           for (;;) {
-            const page = await q<Record<string, unknown>>(
-              `SELECT ${MESSAGE_COLS} FROM messages WHERE session_id = $1 AND (timestamp, id) > ($2, $3)
-               ORDER BY timestamp, id LIMIT 1000`,
-              [session.id, mT, mId],
-            );
-            for (const m of page) messages.push(canonicalMessage(m));
+            const page = await trx
+              .selectFrom("messages")
+              .select(MESSAGE_COLUMNS)
+              .where("session_id", "=", session.id)
+              .where((eb) => eb(eb.refTuple("timestamp", "id"), ">", eb.tuple(mT, mId)))
+              .orderBy("timestamp")
+              .orderBy("id")
+              .limit(1000)
+              .execute();
+            for (const m of page) messages.push(canonicalMessage(m as Record<string, unknown>));
             if (page.length < 1000) break;
             const last = messages[messages.length - 1]!;
             mT = last.timestamp;
@@ -1190,12 +1353,16 @@ export class PostgresSessionStore implements SessionStoreApi {
         afterT = last.started_at as number;
         afterId = last.id as string;
       }
-      await client.query("COMMIT");
+      await trx.commit().execute();
     } catch (error) {
       throw mapPgError(error);
     } finally {
-      await client.query("ROLLBACK").catch(() => {});
-      client.release();
+      // Ends the snapshot when the consumer stops early or a page failed (a no-op after commit).
+      if (!trx.isCommitted && !trx.isRolledBack)
+        await trx
+          .rollback()
+          .execute()
+          .catch(() => {});
     }
   }
 
@@ -1237,8 +1404,10 @@ export class PostgresSessionStore implements SessionStoreApi {
     this.#check();
     return importIntoPg(
       {
-        exists: async (id) => (await this.#q("SELECT 1 FROM sessions WHERE id = $1", [id])).length > 0,
-        write: (fn) => this.#write((q) => fn(q)),
+        exists: async (id) =>
+          (await this.#db.selectFrom("sessions").select("id").where("id", "=", id).executeTakeFirst()) !==
+          undefined,
+        write: (fn) => this.#write(fn),
       },
       source,
       o,
@@ -1257,20 +1426,20 @@ export class PostgresSessionStore implements SessionStoreApi {
       throw new InvalidArgumentError("afterId", "afterId must be an integer message id");
     }
     this.#check();
-    const read = <T>(fn: (q: Query) => Promise<T>) => this.#read(fn);
+    const read = <T>(fn: (db: PgDb) => Promise<T>) => this.#read(fn);
     return this.#guard(
       (async function* () {
         let afterT = Number.NEGATIVE_INFINITY;
         let cursorId = 0;
         if (afterId !== undefined) {
-          const row = (
-            await read((q) =>
-              q<{ timestamp: number }>("SELECT timestamp FROM messages WHERE id = $1 AND session_id = $2", [
-                afterId,
-                id,
-              ]),
-            )
-          )[0];
+          const row = await read((db) =>
+            db
+              .selectFrom("messages")
+              .select("timestamp")
+              .where("id", "=", afterId)
+              .where("session_id", "=", id)
+              .executeTakeFirst(),
+          );
           if (row === undefined) {
             throw new InvalidArgumentError("afterId", `message ${afterId} is not a message of session ${id}`);
           }
@@ -1280,12 +1449,16 @@ export class PostgresSessionStore implements SessionStoreApi {
         let left = limit;
         while (left > 0) {
           const n = Math.min(pageSize, left);
-          const page = await read((q) =>
-            q<StoredMessageRow>(
-              `SELECT ${MESSAGE_COLS} FROM messages WHERE session_id = $1 AND (timestamp, id) > ($2, $3)
-               ORDER BY timestamp, id LIMIT $4`,
-              [id, afterT, cursorId, n],
-            ),
+          const page = await read((db) =>
+            db
+              .selectFrom("messages")
+              .select(MESSAGE_COLUMNS)
+              .where("session_id", "=", id)
+              .where((eb) => eb(eb.refTuple("timestamp", "id"), ">", eb.tuple(afterT, cursorId)))
+              .orderBy("timestamp")
+              .orderBy("id")
+              .limit(n)
+              .execute(),
           );
           const last = page[page.length - 1];
           for (const row of page) yield toMessageRow(row);
@@ -1310,22 +1483,44 @@ export class PostgresSessionStore implements SessionStoreApi {
     );
     if (opts.lastMessages === 0)
       throw new InvalidArgumentError("lastMessages", "lastMessages must be at least 1");
-    return this.#snapshot(async (q) => {
+    return this.#snapshot(async (db) => {
       const total =
-        (await q<{ n: number }>("SELECT COUNT(*) AS n FROM messages WHERE session_id = $1", [id]))[0]?.n ?? 0;
+        (
+          await db
+            .selectFrom("messages")
+            .select((eb) => eb.fn.countAll<number>().as("n"))
+            .where("session_id", "=", id)
+            .executeTakeFirst()
+        )?.n ?? 0;
       const picked: WindowRow[] = [];
       let tokens = 0;
       let beforeT = Number.POSITIVE_INFINITY;
       let beforeId = Number.MAX_SAFE_INTEGER;
       scan: while (picked.length < lastMessages) {
         const wanted = Math.min(200, lastMessages - picked.length);
-        const page = await q<WindowRow>(
-          `SELECT id, timestamp, role, content, tool_call_id, tool_calls, tool_name, token_count, reasoning,
-              reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items
-           FROM messages WHERE session_id = $1 AND (timestamp, id) < ($2, $3)
-           ORDER BY timestamp DESC, id DESC LIMIT $4`,
-          [id, beforeT, beforeId, wanted],
-        );
+        const page: WindowRow[] = await db
+          .selectFrom("messages")
+          .select([
+            "id",
+            "timestamp",
+            "role",
+            "content",
+            "tool_call_id",
+            "tool_calls",
+            "tool_name",
+            "token_count",
+            "reasoning",
+            "reasoning_content",
+            "reasoning_details",
+            "codex_reasoning_items",
+            "codex_message_items",
+          ])
+          .where("session_id", "=", id)
+          .where((eb) => eb(eb.refTuple("timestamp", "id"), "<", eb.tuple(beforeT, beforeId)))
+          .orderBy("timestamp", "desc")
+          .orderBy("id", "desc")
+          .limit(wanted)
+          .execute();
         for (const row of page) {
           const t = estimateTokens(row);
           if (picked.length > 0 && tokens + t > maxTokens) break scan;
@@ -1358,12 +1553,14 @@ export class PostgresSessionStore implements SessionStoreApi {
     if (includeAncestors !== undefined && typeof includeAncestors !== "boolean") {
       throw new InvalidArgumentError("includeAncestors", "includeAncestors must be a boolean");
     }
-    return this.#snapshot(async (q) => {
-      const row = (
-        await q<{ system_prompt: string | null }>("SELECT system_prompt FROM sessions WHERE id = $1", [id])
-      )[0];
+    return this.#snapshot(async (db) => {
+      const row = await db
+        .selectFrom("sessions")
+        .select("system_prompt")
+        .where("id", "=", id)
+        .executeTakeFirst();
       return toAnthropicMessages(
-        await conversationOf(q, id, includeAncestors === true),
+        await conversationOf(db, id, includeAncestors === true),
         row?.system_prompt ?? null,
       );
     });
@@ -1380,21 +1577,19 @@ export class PostgresSessionStore implements SessionStoreApi {
     const requestedId = opts.newId === undefined ? null : requireId("newId", opts.newId);
     const explicitTitle =
       opts.title === undefined ? undefined : sanitizeTitle(optionalString("title", opts.title));
-    return this.#write(async (q) => {
-      const parent = (
-        await q<SessionRow>(`SELECT ${SESSION_COLS} FROM sessions WHERE id = $1`, [parentId])
-      )[0];
+    return this.#write(async (db) => {
+      const parent = await sessionById(db, parentId);
       if (parent === undefined)
         throw new SessionNotFoundError(parentId, `forkSession: session ${parentId} does not exist`);
       let atT = Number.POSITIVE_INFINITY;
       let atId = Number.MAX_SAFE_INTEGER;
       if (at !== undefined) {
-        const row = (
-          await q<{ timestamp: number }>("SELECT timestamp FROM messages WHERE id = $1 AND session_id = $2", [
-            at,
-            parentId,
-          ])
-        )[0];
+        const row = await db
+          .selectFrom("messages")
+          .select("timestamp")
+          .where("id", "=", at)
+          .where("session_id", "=", parentId)
+          .executeTakeFirst();
         if (row === undefined) {
           throw new InvalidArgumentError(
             "atMessageId",
@@ -1406,7 +1601,10 @@ export class PostgresSessionStore implements SessionStoreApi {
       }
       const now = this.#now();
       const newId = requestedId ?? newSessionId(now);
-      if ((await q("SELECT 1 FROM sessions WHERE id = $1", [newId])).length > 0) {
+      if (
+        (await db.selectFrom("sessions").select("id").where("id", "=", newId).executeTakeFirst()) !==
+        undefined
+      ) {
         throw new InvalidArgumentError("newId", `a session with id ${newId} already exists`);
       }
       let title: string | null;
@@ -1415,52 +1613,78 @@ export class PostgresSessionStore implements SessionStoreApi {
         const holder =
           title === null
             ? undefined
-            : (await q<{ id: string }>("SELECT id FROM sessions WHERE title = $1 LIMIT 1", [title]))[0];
+            : await db
+                .selectFrom("sessions")
+                .select("id")
+                .where("title", "=", title)
+                .limit(1)
+                .executeTakeFirst();
         if (holder !== undefined && title !== null) throw new TitleConflictError(title, holder.id);
       } else {
-        title = parent.title === null ? null : await nextTitleInLineage(q, parent.title);
+        title = parent.title === null ? null : await nextTitleInLineage(db, parent.title);
       }
-      await q(
-        `INSERT INTO sessions (id, source, user_id, model, model_config, system_prompt, parent_session_id, started_at,
-           title, billing_provider, billing_base_url, billing_mode)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [
-          newId,
-          parent.source,
-          parent.user_id,
-          parent.model,
-          branchedConfig(parent.model_config, parentId),
-          parent.system_prompt,
-          parentId,
-          now,
+      await db
+        .insertInto("sessions")
+        .values({
+          id: newId,
+          source: parent.source,
+          user_id: parent.user_id,
+          model: parent.model,
+          model_config: branchedConfig(parent.model_config, parentId),
+          system_prompt: parent.system_prompt,
+          parent_session_id: parentId,
+          started_at: now,
           title,
-          parent.billing_provider,
-          parent.billing_base_url,
-          parent.billing_mode,
-        ],
-      );
-      await q(
-        `INSERT INTO messages (session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count,
-           finish_reason, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, search_vector, search_tokens, search_trigrams)
-         SELECT $1, role, content, tool_call_id, tool_calls, tool_name, timestamp, token_count, finish_reason, reasoning,
-           reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items, search_vector, search_tokens, search_trigrams
-         FROM messages WHERE session_id = $2 AND (timestamp, id) <= ($3, $4) ORDER BY timestamp, id`,
-        [newId, parentId, atT, atId],
-      );
-      const copied = await q<{ tool_calls: string | null }>(
-        "SELECT tool_calls FROM messages WHERE session_id = $1",
-        [newId],
-      );
+          billing_provider: parent.billing_provider,
+          billing_base_url: parent.billing_base_url,
+          billing_mode: parent.billing_mode,
+        })
+        .execute();
+      // The messages up to the fork point, copied with their search columns in one statement.
+      const copied = [
+        "role",
+        "content",
+        "tool_call_id",
+        "tool_calls",
+        "tool_name",
+        "timestamp",
+        "token_count",
+        "finish_reason",
+        "reasoning",
+        "reasoning_content",
+        "reasoning_details",
+        "codex_reasoning_items",
+        "codex_message_items",
+        "search_vector",
+        "search_tokens",
+        "search_trigrams",
+      ] as const;
+      await db
+        .insertInto("messages")
+        .columns(["session_id", ...copied])
+        .expression((eb) =>
+          eb
+            .selectFrom("messages")
+            .select((e) => [e.val(newId).as("session_id"), ...copied])
+            .where("session_id", "=", parentId)
+            .where((e) => e(e.refTuple("timestamp", "id"), "<=", e.tuple(atT, atId)))
+            .orderBy("timestamp")
+            .orderBy("id"),
+        )
+        .execute();
+      const copiedCalls = await db
+        .selectFrom("messages")
+        .select("tool_calls")
+        .where("session_id", "=", newId)
+        .execute();
       let toolCalls = 0;
-      for (const m of copied) toolCalls += toolCallWeight(m.tool_calls);
-      await q("UPDATE sessions SET message_count = $2, tool_call_count = $3 WHERE id = $1", [
-        newId,
-        copied.length,
-        toolCalls,
-      ]);
-      return (
-        await q<SessionRow>(`SELECT ${SESSION_COLS} FROM sessions WHERE id = $1`, [newId])
-      )[0] as SessionRow;
+      for (const m of copiedCalls) toolCalls += toolCallWeight(m.tool_calls);
+      await db
+        .updateTable("sessions")
+        .set({ message_count: copiedCalls.length, tool_call_count: toolCalls })
+        .where("id", "=", newId)
+        .execute();
+      return (await sessionById(db, newId)) as SessionRow;
     });
   }
 
@@ -1468,8 +1692,9 @@ export class PostgresSessionStore implements SessionStoreApi {
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
     const sessionId = requireId("id", id);
     const limit = nonNegativeInt("maxDescendants", options("options", o).maxDescendants, 10_000, 1_000_000);
-    return this.#snapshot(async (q) => {
-      const node = async (nid: string) => (await q<NodeRow>(`${NODE_SQL} WHERE c.id = $1`, [nid]))[0];
+    return this.#snapshot(async (db) => {
+      const node = async (nid: string) =>
+        (await nodeQuery(db).where("c.id", "=", nid).executeTakeFirst()) as NodeRow | undefined;
       const self = await node(sessionId);
       if (self === undefined) return null;
       const session: LineageNode = { ...toNode(self), depth: 0 };
@@ -1484,17 +1709,18 @@ export class PostgresSessionStore implements SessionStoreApi {
         parentId = row.parent_session_id;
       }
       ancestors.reverse();
-      const rows = await q<NodeRow & { depth: number }>(
-        `WITH RECURSIVE tree(id, depth) AS (
-           SELECT id, 1 FROM sessions WHERE parent_session_id = $1
-           UNION
-           SELECT s.id, t.depth + 1 FROM sessions s JOIN tree t ON s.parent_session_id = t.id WHERE t.depth < $2
-         )
-         SELECT ${NODE_FIELDS}, t.depth AS depth FROM tree t
-           JOIN sessions c ON c.id = t.id LEFT JOIN sessions p ON p.id = c.parent_session_id
-         ORDER BY t.depth, c.started_at, c.id COLLATE "C" LIMIT $3`,
-        [sessionId, MAX_LINEAGE_HOPS, limit + seen.size],
-      );
+      // Descendants breadth first by a recursive CTE (UNION stops at cycles).
+      const rows = (
+        await sql<NodeRow & { depth: number }>`WITH RECURSIVE tree(id, depth) AS (
+             SELECT id, 1 FROM sessions WHERE parent_session_id = ${sessionId}
+             UNION
+             SELECT s.id, t.depth + 1 FROM sessions s JOIN tree t ON s.parent_session_id = t.id
+             WHERE t.depth < ${MAX_LINEAGE_HOPS}
+           )
+           SELECT ${sql.raw(NODE_FIELDS)}, t.depth AS depth FROM tree t
+             JOIN sessions c ON c.id = t.id LEFT JOIN sessions p ON p.id = c.parent_session_id
+           ORDER BY t.depth, c.started_at, c.id COLLATE "C" LIMIT ${limit + seen.size}`.execute(db)
+      ).rows;
       const descendants: LineageNode[] = [];
       const inTree = new Set<string>([sessionId]);
       for (const row of rows) {
@@ -1514,26 +1740,50 @@ export class PostgresSessionStore implements SessionStoreApi {
       throw new InvalidArgumentError("groupBy", "groupBy must be 'source', 'model' or 'day'");
     }
     const group =
-      groupBy === "day" ? "to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')" : groupBy;
-    const args = [
-      optionalNumber("since", opts.since),
-      optionalNumber("until", opts.until),
-      optionalString("source", opts.source),
-    ];
-    return this.#read((q) =>
-      q<UsageStatsRow>(
-        `SELECT ${group} AS "group", COUNT(*) AS sessions,
-           COALESCE(SUM(message_count), 0) AS messages, COALESCE(SUM(tool_call_count), 0) AS tool_calls,
-           COALESCE(SUM(api_call_count), 0) AS api_calls, COALESCE(SUM(input_tokens), 0) AS input_tokens,
-           COALESCE(SUM(output_tokens), 0) AS output_tokens, COALESCE(SUM(cache_read_tokens), 0) AS cache_read_tokens,
-           COALESCE(SUM(cache_write_tokens), 0) AS cache_write_tokens, COALESCE(SUM(reasoning_tokens), 0) AS reasoning_tokens,
-           SUM(estimated_cost_usd) AS estimated_cost_usd, SUM(actual_cost_usd) AS actual_cost_usd
-         FROM sessions
-         WHERE ($1::double precision IS NULL OR started_at >= $1) AND ($2::double precision IS NULL OR started_at < $2)
-           AND ($3::text IS NULL OR source = $3)
-         GROUP BY 1 ORDER BY ${group} COLLATE "C" NULLS FIRST`,
-        args,
-      ),
+      groupBy === "day"
+        ? sql<string>`to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')`
+        : sql<string>`${sql.ref(groupBy)}`;
+    const since = optionalNumber("since", opts.since);
+    const until = optionalNumber("until", opts.until);
+    const source = optionalString("source", opts.source);
+    return this.#read(
+      (db) =>
+        db
+          .selectFrom("sessions")
+          .select((eb) => {
+            const total = (
+              column:
+                | "message_count"
+                | "tool_call_count"
+                | "api_call_count"
+                | "input_tokens"
+                | "output_tokens"
+                | "cache_read_tokens"
+                | "cache_write_tokens"
+                | "reasoning_tokens",
+            ) => eb.fn.coalesce(eb.fn.sum<number>(column), sql.lit(0));
+            return [
+              group.as("group"),
+              eb.fn.countAll<number>().as("sessions"),
+              total("message_count").as("messages"),
+              total("tool_call_count").as("tool_calls"),
+              total("api_call_count").as("api_calls"),
+              total("input_tokens").as("input_tokens"),
+              total("output_tokens").as("output_tokens"),
+              total("cache_read_tokens").as("cache_read_tokens"),
+              total("cache_write_tokens").as("cache_write_tokens"),
+              total("reasoning_tokens").as("reasoning_tokens"),
+              eb.fn.sum<number | null>("estimated_cost_usd").as("estimated_cost_usd"),
+              eb.fn.sum<number | null>("actual_cost_usd").as("actual_cost_usd"),
+            ];
+          })
+          .$if(since !== null, (qb) => qb.where("started_at", ">=", since!))
+          .$if(until !== null, (qb) => qb.where("started_at", "<", until!))
+          .$if(source !== null, (qb) => qb.where("source", "=", source!))
+          .groupBy(sql`1`)
+          // Groups sorted bytewise, no group (NULL) first, as SQLite sorts them.
+          .orderBy(sql`${group} COLLATE "C" NULLS FIRST`)
+          .execute() as Promise<UsageStatsRow[]>,
     );
   }
 
@@ -1595,29 +1845,68 @@ function finishRich(row: RawRich): RichSessionRow {
   return row as unknown as RichSessionRow;
 }
 
-async function compressionTip(q: Query, id: string): Promise<string> {
+/** One session's columns, or `undefined`. */
+async function sessionById(db: PgDb, id: string): Promise<SessionRow | undefined> {
+  return (await db.selectFrom("sessions").select(SESSION_COLUMNS).where("id", "=", id).executeTakeFirst()) as
+    | SessionRow
+    | undefined;
+}
+
+/** A session's messages in conversation order, every stored column but the search ones. */
+function messagesOf(db: PgDb, sessionId: string): Promise<StoredMessageRow[]> {
+  return db
+    .selectFrom("messages")
+    .select(MESSAGE_COLUMNS)
+    .where("session_id", "=", sessionId)
+    .orderBy("timestamp")
+    .orderBy("id")
+    .execute();
+}
+
+/** A number written into the SQL text (constants of the ranking, never user input). */
+const num = (value: number) => sql.raw(String(value));
+
+/** One term of bm25: `idf · f·(k1+1) / (f + k1·(1 − b + b·size/avgdl))`. */
+function bm25Term(
+  idf: number,
+  f: RawBuilder<number>,
+  size: RawBuilder<unknown>,
+  avgdl: number,
+): RawBuilder<number> {
+  return sql<number>`${num(idf)} * (${f} * ${num(BM25_K1 + 1)}) / (${f} + ${num(BM25_K1)} * (${num(1 - BM25_B)} + ${num(BM25_B)} * ${size} / ${num(avgdl)}::double precision))`;
+}
+
+async function compressionTip(db: PgDb, id: string): Promise<string> {
   let current = id;
   for (let hop = 0; hop < 100; hop++) {
-    const next = (
-      await q<{ id: string }>(
-        `SELECT id FROM sessions WHERE parent_session_id = $1
-           AND started_at >= (SELECT ended_at FROM sessions WHERE id = $1 AND end_reason = 'compression')
-         ORDER BY started_at DESC LIMIT 1`,
-        [current],
+    const parent = current;
+    const next = await db
+      .selectFrom("sessions as c")
+      .select("c.id")
+      .where("c.parent_session_id", "=", parent)
+      .where("c.started_at", ">=", (eb) =>
+        eb
+          .selectFrom("sessions as p")
+          .select("p.ended_at")
+          .where("p.id", "=", parent)
+          .where("p.end_reason", "=", "compression"),
       )
-    )[0];
+      .orderBy("c.started_at", "desc")
+      .limit(1)
+      .executeTakeFirst();
     if (next === undefined) return current;
     current = next.id;
   }
   return current;
 }
 
-async function nextTitleInLineage(q: Query, title: string): Promise<string> {
+async function nextTitleInLineage(db: PgDb, title: string): Promise<string> {
   const base = NUMBERED_SUFFIX.exec(title)?.[1] ?? title;
-  const existing = await q<{ title: string | null }>(
-    "SELECT title FROM sessions WHERE title = $1 OR title ILIKE $2 ESCAPE '\\'",
-    [base, `${escapeLike(base)} #%`],
-  );
+  const existing = await db
+    .selectFrom("sessions")
+    .select("title")
+    .where((eb) => eb.or([eb("title", "=", base), eb("title", "ilike", `${escapeLike(base)} #%`)]))
+    .execute();
   if (existing.length === 0) return base;
   let max = 1n;
   for (const row of existing) {
@@ -1630,80 +1919,105 @@ async function nextTitleInLineage(q: Query, title: string): Promise<string> {
 }
 
 async function insertMessage(
-  q: Query,
+  db: PgDb,
   { row, toolCallDelta }: ReturnType<typeof messageRowFor>,
   now: number,
 ): Promise<number> {
   // Checked first (and the row share-locked against a concurrent delete) so that a refused
   // append consumes no id: ids then follow the SQLite store's, which reuses rolled-back ids.
-  if ((await q("SELECT 1 FROM sessions WHERE id = $1 FOR KEY SHARE", [row.session_id])).length === 0) {
+  const session = await db
+    .selectFrom("sessions")
+    .select("id")
+    .where("id", "=", row.session_id)
+    .forKeyShare()
+    .executeTakeFirst();
+  if (session === undefined) {
     throw new SessionNotFoundError(row.session_id, `appendMessage: session ${row.session_id} does not exist`);
   }
   let id: number;
   try {
-    const inserted = await q<{ id: number }>(INSERT_MESSAGE_SQL, [
-      row.session_id,
-      row.role,
-      row.content,
-      row.tool_call_id,
-      row.tool_calls,
-      row.tool_name,
-      now,
-      row.token_count,
-      row.finish_reason,
-      row.reasoning,
-      row.reasoning_content,
-      row.reasoning_details,
-      row.codex_reasoning_items,
-      row.codex_message_items,
-      searchVectorLiteral(row.content, row.tool_calls, row.tool_name),
-      searchTokenCount(row.content, row.tool_calls, row.tool_name),
-      searchTrigramCount(row.content, row.tool_calls, row.tool_name),
-    ]);
-    id = inserted[0]!.id;
+    const inserted = await db
+      .insertInto("messages")
+      .values({
+        session_id: row.session_id,
+        role: row.role,
+        content: row.content,
+        tool_call_id: row.tool_call_id,
+        tool_calls: row.tool_calls,
+        tool_name: row.tool_name,
+        timestamp: now,
+        token_count: row.token_count,
+        finish_reason: row.finish_reason,
+        reasoning: row.reasoning,
+        reasoning_content: row.reasoning_content,
+        reasoning_details: row.reasoning_details,
+        codex_reasoning_items: row.codex_reasoning_items,
+        codex_message_items: row.codex_message_items,
+        search_vector: sql<string>`${searchVectorLiteral(row.content, row.tool_calls, row.tool_name)}::tsvector`,
+        search_tokens: searchTokenCount(row.content, row.tool_calls, row.tool_name),
+        search_trigrams: searchTrigramCount(row.content, row.tool_calls, row.tool_name),
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    id = inserted.id;
   } catch (error) {
     throw foreignKeyToNotFound(error, row.session_id, "appendMessage");
   }
-  await q(
-    "UPDATE sessions SET message_count = message_count + 1, tool_call_count = tool_call_count + $2 WHERE id = $1",
-    [row.session_id, toolCallDelta],
-  );
+  await db
+    .updateTable("sessions")
+    .set((eb) => ({
+      message_count: eb("message_count", "+", 1),
+      tool_call_count: eb("tool_call_count", "+", toolCallDelta),
+    }))
+    .where("id", "=", row.session_id)
+    .execute();
   return id;
 }
 
-const REPLAY_COLS =
-  "role, content, tool_call_id, tool_calls, tool_name, reasoning, reasoning_content, reasoning_details, codex_reasoning_items, codex_message_items";
+const REPLAY_COLUMNS = [
+  "role",
+  "content",
+  "tool_call_id",
+  "tool_calls",
+  "tool_name",
+  "reasoning",
+  "reasoning_content",
+  "reasoning_details",
+  "codex_reasoning_items",
+  "codex_message_items",
+] as const;
 
 async function conversationOf(
-  q: Query,
+  db: PgDb,
   id: string,
   includeAncestors: boolean,
 ): Promise<ConversationMessage[]> {
-  let rows: Parameters<typeof toConversationMessage>[0][];
+  let chain = [id];
   if (includeAncestors) {
-    const chain: string[] = [];
+    chain = [];
     const seen = new Set<string>();
     let current: string | null = id;
     for (let hop = 0; hop < MAX_LINEAGE_HOPS; hop++) {
       if (current === null || current === "" || seen.has(current)) break;
       seen.add(current);
       chain.push(current);
-      const row: { parent_session_id: string | null } | undefined = (
-        await q<{ parent_session_id: string | null }>(
-          "SELECT parent_session_id FROM sessions WHERE id = $1",
-          [current],
-        )
-      )[0];
+      const row: { parent_session_id: string | null } | undefined = await db
+        .selectFrom("sessions")
+        .select("parent_session_id")
+        .where("id", "=", current)
+        .executeTakeFirst();
       if (row === undefined) break;
       current = row.parent_session_id;
     }
-    rows = await q(
-      `SELECT ${REPLAY_COLS} FROM messages WHERE session_id = ANY($1::text[]) ORDER BY timestamp, id`,
-      [chain],
-    );
-  } else {
-    rows = await q(`SELECT ${REPLAY_COLS} FROM messages WHERE session_id = $1 ORDER BY timestamp, id`, [id]);
   }
+  const rows = await db
+    .selectFrom("messages")
+    .select(REPLAY_COLUMNS)
+    .$if(includeAncestors, (qb) => qb.where("session_id", "=", anyText(chain)))
+    .$if(!includeAncestors, (qb) => qb.where("session_id", "=", id))
+    .orderBy("timestamp")
+    .orderBy("id")
+    .execute();
   const messages: ConversationMessage[] = [];
   for (const row of rows) {
     const msg = toConversationMessage(row);
@@ -1718,12 +2032,12 @@ async function conversationOf(
  * `(timestamp, id)`, the hit, the next one; contents cut to 200 characters (code points).
  */
 async function searchContexts(
-  q: Query,
+  db: PgDb,
   ids: readonly number[],
 ): Promise<Array<Array<{ role: string; content: string }>>> {
   if (ids.length === 0) return [];
   try {
-    const rows = await q<{
+    const { rows } = await sql<{
       ord: number;
       prole: string | null;
       pcontent: string | null;
@@ -1731,16 +2045,15 @@ async function searchContexts(
       content: string | null;
       nrole: string | null;
       ncontent: string | null;
-    }>(
-      `SELECT h.ord, p.role AS prole, left(p.content, 200) AS pcontent, t.role, left(t.content, 200) AS content,
+    }>`SELECT h.ord, p.role AS prole, left(p.content, 200) AS pcontent, t.role, left(t.content, 200) AS content,
           n.role AS nrole, left(n.content, 200) AS ncontent
-       FROM unnest($1::bigint[]) WITH ORDINALITY AS h(id, ord)
+       FROM unnest(${ids}::bigint[]) WITH ORDINALITY AS h(id, ord)
        JOIN messages t ON t.id = h.id
        LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
            AND (m.timestamp, m.id) < (t.timestamp, t.id) ORDER BY m.timestamp DESC, m.id DESC LIMIT 1) p ON true
        LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
-           AND (m.timestamp, m.id) > (t.timestamp, t.id) ORDER BY m.timestamp, m.id LIMIT 1) n ON true`,
-      [ids],
+           AND (m.timestamp, m.id) > (t.timestamp, t.id) ORDER BY m.timestamp, m.id LIMIT 1) n ON true`.execute(
+      db,
     );
     const out: Array<Array<{ role: string; content: string }>> = ids.map(() => []);
     for (const r of rows) {
@@ -1791,7 +2104,27 @@ type NodeRow = Omit<LineageNode, "depth" | "link"> & {
 
 const NODE_FIELDS = `c.id, c.parent_session_id, c.title, c.source, c.started_at, c.ended_at, c.end_reason,
   c.message_count, c.model_config AS c_model_config, p.id AS p_id, p.end_reason AS p_end_reason, p.ended_at AS p_ended_at`;
-const NODE_SQL = `SELECT ${NODE_FIELDS} FROM sessions c LEFT JOIN sessions p ON p.id = c.parent_session_id`;
+
+/** A lineage node (`c`) with what its link kind depends on from its parent (`p`). */
+function nodeQuery(db: PgDb) {
+  return db
+    .selectFrom("sessions as c")
+    .leftJoin("sessions as p", "p.id", "c.parent_session_id")
+    .select([
+      "c.id",
+      "c.parent_session_id",
+      "c.title",
+      "c.source",
+      "c.started_at",
+      "c.ended_at",
+      "c.end_reason",
+      "c.message_count",
+      "c.model_config as c_model_config",
+      "p.id as p_id",
+      "p.end_reason as p_end_reason",
+      "p.ended_at as p_ended_at",
+    ]);
+}
 
 function marker(config: string | null, key: string): boolean {
   if (config === null) return false;
@@ -1865,7 +2198,8 @@ export async function openPostgresSessionStore(
   } else {
     const connectionString = requireId("connectionString", opts.connectionString);
     if (schema !== null) {
-      // The schema must exist before connections point their search_path at it.
+      // The schema must exist before the pool's connections point their search_path at it: one
+      // plain client, before there is a pool for Kysely to use.
       const setup = new pg.Client({ connectionString });
       await setup.connect();
       try {
@@ -1884,17 +2218,13 @@ export async function openPostgresSessionStore(
     });
     owns = true;
   }
+  const db = createPgDb(pool);
   try {
-    const client = await pool.connect();
-    let migration: PgMigrationReport;
-    try {
-      migration = await migratePg(client);
-    } finally {
-      client.release();
-    }
+    const migration = await migratePg(db);
     return new PostgresSessionStore(
       pool,
       owns,
+      db,
       deadlineMs,
       migration,
       opts.clock ?? (() => Date.now() / 1000),

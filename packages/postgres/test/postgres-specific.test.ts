@@ -6,9 +6,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { openPostgresSessionStore, type PostgresSessionStore } from "@hermes/postgres";
 import type { HermesStoreError } from "@hermes/store";
+import { sql } from "kysely";
 import pg from "pg";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { PgWriter } from "../dist/pg-database.js";
+import { createPgDb, PgWriter } from "../dist/pg-database.js";
 
 const run = promisify(execFile);
 const url = inject("pgConnectionString");
@@ -124,29 +125,30 @@ describe("writes across instances", () => {
   it("retries serialization failures and deadlocks until the deadline, then STORE_BUSY", async () => {
     const pool = new pg.Pool({ connectionString: url, max: 2 });
     try {
-      const writer = new PgWriter(pool, 5_000);
+      const db = createPgDb(pool);
+      const writer = new PgWriter(db, 5_000);
       let attempts = 0;
       const fail = (code: string) =>
-        `DO $$ BEGIN RAISE EXCEPTION 'injected' USING ERRCODE = '${code}'; END $$`;
-      const result = await writer.run(async (q) => {
+        sql.raw(`DO $$ BEGIN RAISE EXCEPTION 'injected' USING ERRCODE = '${code}'; END $$`);
+      const result = await writer.run(async (trx) => {
         attempts++;
-        if (attempts === 1) await q(fail("40001"));
-        if (attempts === 2) await q(fail("40P01"));
-        return (await q<{ n: number }>("SELECT 41 + 1 AS n"))[0]?.n;
+        if (attempts === 1) await fail("40001").execute(trx);
+        if (attempts === 2) await fail("40P01").execute(trx);
+        return (await sql<{ n: number }>`SELECT 41 + 1 AS n`.execute(trx)).rows[0]?.n;
       });
       expect(result).toBe(42);
       expect(attempts).toBe(3);
       expect(writer.stats.retries).toBe(2);
       expect(writer.stats.busyErrors).toBe(2);
-      const impatient = new PgWriter(pool, 0);
-      const error = await rejection(impatient.run(async (q) => q(fail("40001"))));
+      const impatient = new PgWriter(db, 0);
+      const error = await rejection(impatient.run(async (trx) => fail("40001").execute(trx)));
       expect(error.code).toBe("STORE_BUSY");
       // Other errors are not retried.
       let tries = 0;
       const other = await rejection(
-        writer.run(async (q) => {
+        writer.run(async (trx) => {
           tries++;
-          return q("SELECT 1/0");
+          return sql`SELECT 1/0`.execute(trx);
         }),
       );
       expect(tries).toBe(1);
