@@ -86,11 +86,37 @@ export interface WriteStats {
   walBytesMax: number;
 }
 
+/**
+ * A write unit that can also be applied together with its queued neighbours in one statement.
+ *
+ * Why: inside a transaction, every statement that writes through a trigger opens a statement
+ * savepoint, and FTS5 flushes its pending terms to disk at each savepoint. So N appends made as N
+ * statements write N tiny segments per FTS table (and pay the automerge work for each), which
+ * costs as much CPU as the WAL sync group commit saves. One multi-row statement flushes once.
+ */
+export interface MergeableWrite<T> {
+  /** Consecutive queued writes with the same key are merged. */
+  readonly key: string;
+  /** This write's input, handed to `many` with its neighbours'. */
+  readonly item: unknown;
+  /**
+   * Applies the items of consecutive writes with this key, in queue order, inside the group's
+   * transaction; returns one result per item, in order (each the result `fn` would give). If it
+   * throws, its effects are rolled back and each of those writes runs alone through its own `fn`
+   * instead, so a failure still rejects only the write that caused it.
+   */
+  readonly many: (items: readonly unknown[]) => readonly T[];
+}
+
 /** One queued write: a transaction body, or an exclusive unit that runs outside any transaction. */
 interface Job {
   readonly label: string;
   readonly kind: "transaction" | "exclusive";
   readonly fn: () => unknown;
+  /** How this write merges with its neighbours, when it can. */
+  readonly merge: MergeableWrite<unknown> | undefined;
+  /** Set when a merged attempt lost the whole transaction: this write then runs alone. */
+  mergeFailed?: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
   /** `performance.now()` at the call: the deadline counts from here. */
@@ -111,6 +137,11 @@ type GroupResult =
   /** SQLite rolled the whole transaction back because of one job: reject it, re-run the others. */
   | { kind: "aborted"; culprit: number; error: unknown }
   /**
+   * SQLite rolled the whole transaction back during a merged statement (jobs `from` to `to`,
+   * exclusive): the group re-runs with those jobs applied one by one, which finds the culprit.
+   */
+  | { kind: "merge-lost"; from: number; to: number }
+  /**
    * A job (or, at COMMIT, the group: `culprit` null) met a damaged search index
    * (`SQLITE_CORRUPT_VTAB`); the transaction was rolled back.
    */
@@ -129,6 +160,10 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  *   each write in its own `SAVEPOINT`, so a write that fails rolls back alone and rejects only
  *   its own promise. Promises settle only after `COMMIT`, so a resolved write is as durable as
  *   a lone one. At `synchronous = FULL` the WAL sync dominates, and a group pays it once.
+ * - **Merged writes.** Consecutive writes of a group that declare the same merge key (appends)
+ *   are applied by one multi-row statement in one savepoint, so the FTS indexes flush once per
+ *   group instead of once per write; if that statement fails, it is rolled back and those writes
+ *   run one by one, each in its own savepoint, so the failure still rejects only its own write.
  * - **Contention.** SQLite's own busy handler is kept to milliseconds (it blocks the event loop);
  *   on a busy/locked error the whole group rolls back and is retried after a jittered, growing
  *   backoff on a timer, until each write's deadline; an expired write gets `STORE_BUSY` with
@@ -234,8 +269,8 @@ export class WriteQueue {
    * so it must not have effects outside the database. An error it throws rolls back its writes
    * and rejects only this call.
    */
-  run<T>(label: string, fn: () => T): Promise<T> {
-    return this.#enqueue(label, "transaction", fn);
+  run<T>(label: string, fn: () => T, merge?: MergeableWrite<T>): Promise<T> {
+    return this.#enqueue(label, "transaction", fn, merge);
   }
 
   /**
@@ -255,7 +290,7 @@ export class WriteQueue {
     return this.#idle;
   }
 
-  #enqueue<T>(label: string, kind: Job["kind"], fn: () => T): Promise<T> {
+  #enqueue<T>(label: string, kind: Job["kind"], fn: () => T, merge?: MergeableWrite<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.#corruption !== undefined) {
         this.#stats.failedWrites++;
@@ -266,6 +301,7 @@ export class WriteQueue {
         label,
         kind,
         fn,
+        merge,
         resolve: resolve as (v: unknown) => void,
         reject,
         enqueuedAt: performance.now(),
@@ -353,6 +389,10 @@ export class WriteQueue {
           }
           continue; // the others re-run at once in a fresh transaction
         }
+        case "merge-lost":
+          // Nothing of the group was kept; the merged jobs re-run one by one, in savepoints.
+          for (const job of group.slice(result.from, result.to)) job.mergeFailed = true;
+          continue;
         case "index-damaged": {
           const at = result.culprit ?? 0;
           const culprits = result.culprit === null ? group : group.slice(at, at + 1);
@@ -450,8 +490,26 @@ export class WriteQueue {
     // A lone write needs no savepoint: rolling back the transaction is rolling back the write.
     const alone = group.length === 1;
     const outcomes: Outcome[] = [];
+    // Jobs before this index whose merged statement failed run one by one (not merged again).
+    let separateUntil = 0;
     for (let i = 0; i < group.length; i++) {
       const job = group[i] as Job;
+      const run = i < separateUntil ? 0 : this.#mergeableRun(group, i);
+      if (run > 1) {
+        const merged = this.#applyMerged(group.slice(i, i + run));
+        if (merged.kind === "applied") {
+          for (const value of merged.values) outcomes.push({ ok: true, value });
+          i += run - 1;
+          continue;
+        }
+        if (merged.kind === "busy") {
+          this.#rollback();
+          return { kind: "busy", error: merged.error };
+        }
+        if (merged.kind === "lost") return { kind: "merge-lost", from: i, to: i + run };
+        // "separately": the merged statement was rolled back; these jobs run one by one below.
+        separateUntil = i + run;
+      }
       if (!alone) conn.statement("SAVEPOINT hermes_write").run();
       try {
         const value = job.fn();
@@ -505,6 +563,57 @@ export class WriteQueue {
       return { kind: "failed", outcomes: group.map(() => ({ ok: false, error })) };
     }
     return { kind: "committed", outcomes };
+  }
+
+  /** How many jobs from `start` on can be applied as one merged write (0 or 1: none). */
+  #mergeableRun(group: Job[], start: number): number {
+    const key = group[start]?.merge?.key;
+    if (key === undefined || group[start]?.mergeFailed === true) return 0;
+    let n = 1;
+    while (start + n < group.length) {
+      const next = group[start + n] as Job;
+      if (next.merge?.key !== key || next.mergeFailed === true) break;
+      n++;
+    }
+    return n;
+  }
+
+  /**
+   * Applies consecutive mergeable jobs through their `many`, inside a savepoint: `applied` with
+   * one value per job; `separately` when it threw and was rolled back (the transaction goes on);
+   * `busy`; or `lost` when SQLite rolled back the whole transaction.
+   */
+  #applyMerged(
+    jobs: Job[],
+  ):
+    | { kind: "applied"; values: readonly unknown[] }
+    | { kind: "separately" }
+    | { kind: "busy"; error: unknown }
+    | { kind: "lost" } {
+    const conn = this.#conn;
+    const merge = (jobs[0] as Job).merge as MergeableWrite<unknown>;
+    try {
+      conn.statement("SAVEPOINT hermes_merged").run();
+      const values = merge.many(jobs.map((job) => job.merge?.item));
+      if (values.length !== jobs.length) {
+        throw new Error(
+          `merged write '${merge.key}' gave ${values.length} results for ${jobs.length} writes`,
+        );
+      }
+      conn.statement("RELEASE hermes_merged").run();
+      return { kind: "applied", values };
+    } catch (error) {
+      if (isBusyError(error)) return { kind: "busy", error };
+      if (!conn.inTransaction) return { kind: "lost" };
+      try {
+        conn.statement("ROLLBACK TO hermes_merged").run();
+        conn.statement("RELEASE hermes_merged").run();
+      } catch {
+        this.#rollback();
+        return { kind: "lost" };
+      }
+      return { kind: "separately" };
+    }
   }
 
   #mayRepair(job: Job): boolean {

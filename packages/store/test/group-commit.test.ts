@@ -123,6 +123,85 @@ describe("group commit", { timeout: 180_000 }, () => {
     expect(t).toMatchObject({ title: null, message_count: 1 });
   });
 
+  it("appends of a group share one statement; a failing one still rejects alone, and both FTS indexes hold exactly the committed rows", async () => {
+    const store = await open();
+    await store.createSession({ id: "s", source: "group" });
+    await store.createSession({ id: "t", source: "group" });
+    const inputs = [
+      { sessionId: "s", role: "user", content: "zebracorn one" },
+      { sessionId: "t", role: "assistant", content: "zebracorn two", toolCalls: [{ id: "a" }, { id: "b" }] },
+      { sessionId: "ghost", role: "user", content: "zebracorn lost quagmire 迷宮入口" },
+      { sessionId: "s", role: "tool", content: "zebracorn three", toolCallId: "a" },
+      { sessionId: "t", role: "user", content: "zebracorn four 記憶體" },
+    ];
+    // Round 1 has an unknown session in the middle (the merged statement fails and the appends
+    // run one by one); round 2 is all valid (the merged statement commits). The first call of
+    // each round commits alone; the others form one group behind it.
+    const rounds = [inputs, inputs.filter((m) => m.sessionId !== "ghost")];
+    const committed: Array<{ id: number; content: string }> = [];
+    for (const round of rounds) {
+      const results = await settle([
+        store.appendMessage({ sessionId: "s", role: "user", content: "opening line" }),
+        ...round.map((m) => store.appendMessage(m)),
+      ]);
+      const contents = ["opening line", ...round.map((m) => m.content)];
+      results.forEach((r, i) => {
+        if (contents[i]?.includes("lost")) {
+          expect(r.status).toBe("rejected");
+          expect((r as PromiseRejectedResult).reason).toMatchObject({ code: "SESSION_NOT_FOUND" });
+        } else {
+          expect(r.status).toBe("fulfilled");
+          committed.push({ id: (r as PromiseFulfilledResult<number>).value, content: contents[i] as string });
+        }
+      });
+    }
+    // Each promise resolved with its own row's id, ids growing in call order.
+    const ids = committed.map((c) => c.id);
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    const rows = [...(await store.getMessages("s")), ...(await store.getMessages("t"))];
+    expect(rows).toHaveLength(committed.length);
+    for (const c of committed) expect(rows.find((r) => r.id === c.id)?.content).toBe(c.content);
+    expect(await store.getSession("s")).toMatchObject({ message_count: 6, tool_call_count: 0 });
+    expect(await store.getSession("t")).toMatchObject({ message_count: 4, tool_call_count: 4 });
+    expect(store.stats().failedWrites).toBe(1);
+
+    const zebra = committed.filter((c) => c.content.startsWith("zebracorn")).map((c) => c.id);
+    expect(zebra).toHaveLength(8);
+    const hits = await store.searchMessages("zebracorn", { limit: 50 });
+    expect(hits.map((h) => h.id).sort((a, b) => a - b)).toEqual(zebra);
+    expect(await store.searchMessages("quagmire")).toEqual([]);
+    const db = new Database(store.path, { readonly: true });
+    try {
+      const match = (table: string, query: string) =>
+        (
+          db.prepare(`SELECT rowid FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid`).all(query) as Array<{
+            rowid: number;
+          }>
+        ).map((r) => r.rowid);
+      expect(match("messages_fts", "zebracorn")).toEqual(zebra);
+      expect(match("messages_fts", "quagmire")).toEqual([]);
+      expect(match("messages_fts_trigram", "記憶體")).toEqual(
+        committed.filter((c) => c.content.includes("記憶體")).map((c) => c.id),
+      );
+      expect(match("messages_fts_trigram", "迷宮入")).toEqual([]);
+      expect(match("messages_fts_trigram", "racorn")).toEqual(zebra);
+    } finally {
+      db.close();
+    }
+    // The indexes agree with the messages table (FTS5's own check for external-content tables).
+    await store.close();
+    const rw = new Database(store.path);
+    try {
+      for (const table of ["messages_fts", "messages_fts_trigram"]) {
+        expect(() =>
+          rw.prepare(`INSERT INTO ${table}(${table}) VALUES('integrity-check')`).run(),
+        ).not.toThrow();
+      }
+    } finally {
+      rw.close();
+    }
+  });
+
   it("appendMessages writes a turn all or none, in order", async () => {
     const store = await open();
     await store.createSession({ id: "s", source: "group" });

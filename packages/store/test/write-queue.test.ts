@@ -135,4 +135,105 @@ describe("WriteQueue", () => {
       conn.close();
     }
   });
+
+  describe("merged writes", () => {
+    /** An insert of `v` that can merge with its neighbours; records every `many` call. */
+    function mergeable(q: ReturnType<typeof queue>, many: (items: readonly string[]) => string[]) {
+      const calls: string[][] = [];
+      const insert = (v: string) =>
+        q.writes.run(
+          "insert",
+          () => {
+            q.conn.run("INSERT INTO t (v) VALUES (?)", [v]);
+            return `one:${v}`;
+          },
+          {
+            key: "insert",
+            item: v,
+            many: (items) => {
+              calls.push([...(items as string[])]);
+              return many(items as string[]);
+            },
+          },
+        );
+      return { calls, insert };
+    }
+
+    it("consecutive mergeable writes of a group go through one `many` call; each promise gets its own result", async () => {
+      const q = queue();
+      const { calls, insert } = mergeable(q, (items) =>
+        items.map((v) => {
+          q.conn.run("INSERT INTO t (v) VALUES (?)", [v]);
+          return `many:${v}`;
+        }),
+      );
+      // The first write commits alone, inside its call; the others queue up behind it as one group.
+      const results = await Promise.all([
+        insert("a"),
+        insert("b"),
+        insert("c"),
+        q.writes.run("other", () => q.conn.run("INSERT INTO t (v) VALUES ('x')") && "x"),
+        insert("d"),
+        insert("e"),
+      ]);
+      expect(results).toEqual(["one:a", "many:b", "many:c", "x", "many:d", "many:e"]);
+      // Only neighbours merge: the write in between keeps its place in the order.
+      expect(calls).toEqual([
+        ["b", "c"],
+        ["d", "e"],
+      ]);
+      expect(q.values()).toEqual(["a", "b", "c", "x", "d", "e"]);
+      expect(q.writes.stats).toMatchObject({ writes: 6, groupsCommitted: 2, failedWrites: 0 });
+      q.conn.close();
+    });
+
+    it("a merged write that fails is rolled back and its writes run one by one: only the failing one rejects", async () => {
+      const q = queue();
+      q.conn.run("INSERT INTO t (v) VALUES ('taken')");
+      const { calls, insert } = mergeable(q, (items) =>
+        items.map((v) => {
+          q.conn.run("INSERT INTO t (v) VALUES (?)", [v]); // 'taken' breaks the UNIQUE constraint
+          return `many:${v}`;
+        }),
+      );
+      const results = await Promise.allSettled([insert("a"), insert("b"), insert("taken"), insert("c")]);
+      expect(results.map((r) => (r.status === "fulfilled" ? r.value : r.status))).toEqual([
+        "one:a",
+        "one:b",
+        "rejected",
+        "one:c",
+      ]);
+      expect((results[2] as PromiseRejectedResult).reason).toMatchObject({
+        code: "SQLITE_CONSTRAINT_UNIQUE",
+      });
+      expect(calls).toEqual([["b", "taken", "c"]]);
+      // 'b' was written by the failed merged statement too: that row is gone, only its own run's is kept.
+      expect(q.values()).toEqual(["taken", "a", "b", "c"]);
+      expect(q.writes.stats).toMatchObject({ writes: 3, failedWrites: 1, groupsCommitted: 2 });
+      expect(q.conn.inTransaction).toBe(false);
+      q.conn.close();
+    });
+
+    it("a merged write that loses the whole transaction: the group runs again, those writes one by one", async () => {
+      const q = queue();
+      const { calls, insert } = mergeable(q, (items) => {
+        for (const v of items) q.conn.run("INSERT INTO t (v) VALUES (?)", [v]);
+        // As SQLite does on some errors (disk full, I/O): the whole transaction is rolled back.
+        q.conn.exec("ROLLBACK");
+        throw new Error("transaction lost");
+      });
+      const results = await Promise.all([
+        q.writes.run("other", () => q.conn.run("INSERT INTO t (v) VALUES ('first')") && "first"),
+        q.writes.run("other", () => q.conn.run("INSERT INTO t (v) VALUES ('before')") && "before"),
+        insert("b"),
+        insert("c"),
+      ]);
+      // Each promise has the result of the run that committed, and every row is there once.
+      expect(results).toEqual(["first", "before", "one:b", "one:c"]);
+      expect(calls).toEqual([["b", "c"]]);
+      expect(q.values()).toEqual(["first", "before", "b", "c"]);
+      expect(q.writes.stats).toMatchObject({ writes: 4, failedWrites: 0, groupsCommitted: 2 });
+      q.conn.close();
+    });
+  });
 });

@@ -6,6 +6,7 @@ import { compileQuery, param } from "../prepared-query.js";
 import type { StoreContext } from "../store-context.js";
 import type { AppendMessageInput, MessageRow } from "../types.js";
 import { optionalNumber, optionalString, options, requireId } from "../validate.js";
+import type { MergeableWrite } from "../write-queue.js";
 import { foreignKeyToNotFound, jsonIfTruthy } from "./sessions.js";
 
 type InsertArgs = {
@@ -42,6 +43,51 @@ const insertMessageQ = compileQuery<InsertArgs>((db) =>
     codex_reasoning_items: param("codex_reasoning_items"),
     codex_message_items: param("codex_message_items"),
   }),
+);
+
+/** The insert's columns, in the order of `InsertArgs` (the multi-row statement binds them so). */
+const INSERT_COLUMNS = [
+  "session_id",
+  "role",
+  "content",
+  "tool_call_id",
+  "tool_calls",
+  "tool_name",
+  "timestamp",
+  "token_count",
+  "finish_reason",
+  "reasoning",
+  "reasoning_content",
+  "reasoning_details",
+  "codex_reasoning_items",
+  "codex_message_items",
+] as const satisfies ReadonlyArray<keyof InsertArgs>;
+
+/** Most rows per multi-row INSERT: 14 parameters each stays far below SQLite's variable limit. */
+const ROWS_PER_INSERT = 256;
+
+/** `INSERT … VALUES (…), (…) RETURNING id` for `n` rows, built once per size. */
+const insertManySql = new Map<number, string>();
+function insertManyStatement(n: number): string {
+  let sql = insertManySql.get(n);
+  if (sql === undefined) {
+    const row = `(${INSERT_COLUMNS.map(() => "?").join(", ")})`;
+    sql =
+      `insert into "messages" (${INSERT_COLUMNS.map((c) => `"${c}"`).join(", ")}) values ` +
+      `${Array.from({ length: n }, () => row).join(", ")} returning "id"`;
+    insertManySql.set(n, sql);
+  }
+  return sql;
+}
+
+const bumpCountersByQ = compileQuery<{ id: string; messages: number; tool_calls: number }>((db) =>
+  db
+    .updateTable("sessions")
+    .set({
+      message_count: sql`message_count + ${param("messages")}`,
+      tool_call_count: sql`tool_call_count + ${param("tool_calls")}`,
+    })
+    .where("id", "=", param("id")),
 );
 
 const bumpCountersQ = compileQuery<{ id: string; tool_calls: number }>((db) =>
@@ -125,14 +171,70 @@ export function insertMessage(ctx: StoreContext, row: InsertArgs, toolCallDelta:
   return id;
 }
 
+/** A validated append waiting in the write queue. */
+type PreparedMessage = { row: InsertArgs; toolCallDelta: number };
+
+/**
+ * Inserts several prepared rows with multi-row statements (timestamps taken now, in order) and
+ * bumps each session's counters once; call inside a write unit. Returns the row ids in order.
+ * Unlike one `insertMessage` per row, the FTS indexes flush once for all of them (every
+ * statement inside a transaction makes FTS5 write its pending terms out as a new segment).
+ * Any failure (an unknown session) throws the statement's error: the caller rolls back and
+ * writes the rows one by one to tell which one failed.
+ */
+export function insertMessages(ctx: StoreContext, items: readonly PreparedMessage[]): number[] {
+  const ids: number[] = [];
+  const bumps = new Map<string, { messages: number; tool_calls: number }>();
+  for (let start = 0; start < items.length; start += ROWS_PER_INSERT) {
+    const chunk = items.slice(start, start + ROWS_PER_INSERT);
+    const args: unknown[] = [];
+    for (const { row, toolCallDelta } of chunk) {
+      const now = ctx.now();
+      for (const column of INSERT_COLUMNS) args.push(column === "timestamp" ? now : row[column]);
+      const bump = bumps.get(row.session_id);
+      if (bump === undefined) bumps.set(row.session_id, { messages: 1, tool_calls: toolCallDelta });
+      else {
+        bump.messages++;
+        bump.tool_calls += toolCallDelta;
+      }
+    }
+    const returned = ctx.conn.statement(insertManyStatement(chunk.length)).all(...args) as Array<{
+      id: number | bigint;
+    }>;
+    // RETURNING's row order is unspecified; AUTOINCREMENT ids grow in insertion order.
+    const chunkIds = returned.map((r) => Number(r.id)).sort((a, b) => a - b);
+    if (chunkIds.length !== chunk.length) {
+      throw new Error(`inserted ${chunkIds.length} rows for ${chunk.length} messages`);
+    }
+    ids.push(...chunkIds);
+  }
+  for (const [id, bump] of bumps) ctx.conn.runOf(bumpCountersByQ, { id, ...bump });
+  return ids;
+}
+
+/** Merges concurrent appends of one group into one multi-row insert (see `insertMessages`). */
+function appendMerge(ctx: StoreContext, item: PreparedMessage): MergeableWrite<number> {
+  return {
+    key: "appendMessage",
+    item,
+    many: (items) => insertMessages(ctx, items as readonly PreparedMessage[]),
+  };
+}
+
 /**
  * Appends one message (timestamp = now) and, in the same write unit, bumps the session's
  * `message_count` and `tool_call_count`. An unknown session is `SESSION_NOT_FOUND`, with nothing
- * written. Returns the new row id.
+ * written. Returns the new row id. Appends that share a group commit are written by one
+ * multi-row statement when they all succeed (one FTS flush for the group).
  */
 export async function appendMessage(ctx: StoreContext, input: AppendMessageInput): Promise<number> {
-  const { row, toolCallDelta } = messageRowFor(input);
-  return ctx.writes.run("appendMessage", () => insertMessage(ctx, row, toolCallDelta));
+  const prepared = messageRowFor(input);
+  const { row, toolCallDelta } = prepared;
+  return ctx.writes.run(
+    "appendMessage",
+    () => insertMessage(ctx, row, toolCallDelta),
+    appendMerge(ctx, prepared),
+  );
 }
 
 /** Most messages one `appendMessages` call may write (it holds the file's write lock meanwhile). */
