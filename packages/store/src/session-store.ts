@@ -71,7 +71,10 @@ export interface OpenSessionStoreOptions {
   busyTimeoutMs?: number;
   /** Durability (default `FULL`, as the reference). `NORMAL` may lose the last commits on power loss. */
   synchronous?: "OFF" | "NORMAL" | "FULL" | "EXTRA";
-  /** PASSIVE checkpoint after this many successful writes (default 50, as the reference). */
+  /**
+   * PASSIVE checkpoint after this many committed write transactions (default 50, as the
+   * reference, where each write is one transaction; a group commit counts once).
+   */
   checkpointEvery?: number;
   /** `journal_size_limit` in bytes (default 16 MiB): the WAL is truncated to this after a reset. */
   journalSizeLimit?: number;

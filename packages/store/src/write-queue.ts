@@ -11,7 +11,10 @@ export interface WritePolicy {
   readonly backoffMinMs: number;
   /** Largest backoff between attempts, in ms. */
   readonly backoffMaxMs: number;
-  /** PASSIVE checkpoint after this many successful writes (the reference uses 50). */
+  /**
+   * PASSIVE checkpoint after this many committed transactions that wrote (the reference uses 50;
+   * there each write is one transaction). A group commit counts once.
+   */
   readonly checkpointEvery: number;
   /** Most writes committed together in one transaction (group commit); 1 disables grouping. */
   readonly maxGroupSize: number;
@@ -168,7 +171,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  *   on a busy/locked error the whole group rolls back and is retried after a jittered, growing
  *   backoff on a timer, until each write's deadline; an expired write gets `STORE_BUSY` with
  *   nothing written. Other errors are never retried.
- * - **WAL.** PASSIVE checkpoint every `checkpointEvery` writes; a RESTART checkpoint when the
+ * - **WAL.** PASSIVE checkpoint every `checkpointEvery` transactions; a RESTART checkpoint when the
  *   WAL grows past `walRestartBytes` (busy writers never leave SQLite a quiet moment to reset it
  *   after PASSIVE ones); when the WAL outgrows
  *   `walMaxBytes` (readers holding snapshots starve PASSIVE), TRUNCATE checkpoints, holding this
@@ -208,6 +211,8 @@ export class WriteQueue {
   #walEscalateAt: number;
   /** WAL file size at the previous commit. */
   #walLastSize = 0;
+  /** Committed transactions that wrote something since the last periodic checkpoint. */
+  #transactionsSinceCheckpoint = 0;
 
   readonly #indexRepair: IndexRepair | undefined;
   /**
@@ -452,14 +457,18 @@ export class WriteQueue {
   }
 
   #committed(group: Job[], outcomes: Outcome[]): void {
-    const before = this.#stats.writes;
     let ok = 0;
     for (const o of outcomes) if (o.ok) ok++;
     this.#stats.writes += ok;
     this.#stats.groupsCommitted++;
     if (ok > this.#stats.writesPerGroupMax) this.#stats.writesPerGroupMax = ok;
+    // The cadence counts transactions that wrote, as the reference does (there every write is one
+    // transaction): a checkpoint moves the WAL's pages, and a group writes its shared pages once.
+    // Counting each write of a group ran a checkpoint (two more syncs) every other group.
+    if (ok > 0) this.#transactionsSinceCheckpoint++;
     const every = this.#policy.checkpointEvery;
-    if (every > 0 && Math.floor(before / every) !== Math.floor(this.#stats.writes / every)) {
+    if (every > 0 && this.#transactionsSinceCheckpoint >= every) {
+      this.#transactionsSinceCheckpoint = 0;
       this.checkpoint("PASSIVE");
     }
     this.#watchWal();

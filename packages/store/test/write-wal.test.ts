@@ -40,6 +40,28 @@ describe("checkpoints and the WAL", { timeout: 180_000 }, () => {
     expect(store.stats().checkpoints - start.checkpoints).toBe(2 - Math.floor(start.writes / 50));
   });
 
+  it("counts that cadence in transactions: a group commit counts once", async () => {
+    const store = await open();
+    await store.createSession({ id: "s", source: "wal" });
+    const start = store.stats();
+    // 30 rounds of 10 concurrent appends: 300 writes in about 60 transactions (the first call of
+    // a round commits alone, the other 9 share the next transaction).
+    for (let round = 0; round < 30; round++) {
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          store.appendMessage({ sessionId: "s", role: "user", content: `r${round} m${i}` }),
+        ),
+      );
+    }
+    const stats = store.stats();
+    expect(stats.writes - start.writes).toBe(300);
+    expect(stats.groupsCommitted - start.groupsCommitted).toBeLessThan(100);
+    expect(stats.walRestarts).toBe(0);
+    const periodic = Math.floor(stats.groupsCommitted / 50) - Math.floor(start.groupsCommitted / 50);
+    expect(stats.checkpoints - start.checkpoints).toBe(periodic);
+    expect(periodic).toBeLessThan(300 / 50);
+  });
+
   it("close() checkpoints: the WAL is empty afterwards even while another connection stays open", async () => {
     const path = join(tempDir("hermes-wal-"), "state.db");
     const store = await openSessionStore({ path });
