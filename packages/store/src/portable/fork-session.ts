@@ -6,6 +6,7 @@ import { sanitizeTitle } from "../sanitize-title.js";
 import type { StoreContext } from "../store-context.js";
 import { optionalString, options, requireId } from "../validate.js";
 import { SESSION_COLUMN_SQL } from "./jsonl-format.js";
+import { pauseFtsAutomerge } from "./pause-fts-automerge.js";
 
 /** Options of `forkSession`. */
 export interface ForkSessionOptions {
@@ -121,7 +122,24 @@ export async function forkSession(
       title = parent.title === null ? null : getNextTitleInLineage(ctx, parent.title);
     }
     conn.run(INSERT_FORK_SQL, [{ new_id: newId, parent_id: parentId, now, title }]);
-    conn.run(COPY_MESSAGES_SQL, [{ new_id: newId, parent_id: parentId, at_t: atT, at_id: atId }]);
+    // Both FTS tables index every copied row through their triggers; their incremental merging
+    // is paused for the copy (see pauseFtsAutomerge) and put back in the same transaction.
+    const resumeMerging = pauseFtsAutomerge(conn);
+    let copied = false;
+    try {
+      conn.run(COPY_MESSAGES_SQL, [{ new_id: newId, parent_id: parentId, at_t: atT, at_id: atId }]);
+      copied = true;
+    } finally {
+      if (copied) resumeMerging();
+      else {
+        try {
+          resumeMerging();
+        } catch {
+          // The copy's own error is the one to report; the write unit rolls back the setting
+          // with everything else, and FTS5 rereads it (its structure cookie rolls back too).
+        }
+      }
+    }
     conn.run(SET_COUNTERS_SQL, [{ new_id: newId }]);
     return conn.get<SessionRow>(SESSION_SQL, [newId]) as SessionRow;
   });

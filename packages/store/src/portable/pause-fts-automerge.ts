@@ -1,0 +1,90 @@
+import { objectExists } from "@hermes/schema";
+import type { DatabaseConnection } from "../database-connection.js";
+
+/** The FTS5 tables the reference's triggers write on every insert into `messages`. */
+const TRIGGER_FED_FTS_TABLES = ["messages_fts", "messages_fts_trigram"] as const;
+
+/** FTS5's `automerge` when `<table>_config` has no row for it (and for 1 or a value it refuses). */
+const FTS5_DEFAULT_AUTOMERGE = 4;
+
+interface SavedSetting {
+  readonly table: string;
+  /** The `automerge` row as it was, or `undefined` when there was none (the usual case). */
+  readonly row: AutomergeRow | undefined;
+}
+
+interface AutomergeRow {
+  /** `quote(v)`: the stored value as an SQL literal, to write it back as it was. */
+  readonly literal: string;
+  readonly type: string;
+  /** The value FTS5 reads from it (an integer, or digits in text), when within 0..64; else null. */
+  readonly value: number | null;
+}
+
+/**
+ * Turns FTS5 incremental merging (`automerge`) off for the two FTS tables that the triggers on
+ * `messages` fill, until the returned function is called; that function puts each table's
+ * setting back exactly: FTS5's value in this connection's memory, and the rows of
+ * `<table>_config` as they were (no row when there was none, so the file stays identical to what
+ * the reference expects). Call both inside the same write transaction: no other connection ever
+ * sees the paused setting, and if the transaction rolls back the rows roll back with it (FTS5
+ * then reloads its setting, since the structure cookie it bumped is rolled back too).
+ *
+ * Why: with `automerge` on, every flush of FTS5's pending terms (one per MiB of tokens) also
+ * merges about as many pages of older segments per level of the index. Copying 100,000
+ * messages in one transaction flushes a hundred times, and those merges were about 40% of a
+ * fork's time (most of it in the trigram index). Paused, segments still merge when a level
+ * reaches `crisismerge` (16) of them, so the index stays bounded; later writes, with `automerge`
+ * back on, continue merging a little at a time.
+ *
+ * FTS5 only offers `INSERT INTO t(t, rank) VALUES('automerge', n)`, which always leaves a row;
+ * removing that row again means writing a shadow table, which SQLite's defensive mode (on by
+ * default in better-sqlite3) refuses, so it is lifted for exactly those statements.
+ */
+export function pauseFtsAutomerge(conn: DatabaseConnection): () => void {
+  if (!conn.inTransaction) throw new Error("pauseFtsAutomerge must run inside a write transaction");
+  const saved: SavedSetting[] = [];
+  for (const table of TRIGGER_FED_FTS_TABLES) {
+    if (!objectExists(conn, "table", table)) continue;
+    const row = conn.get<AutomergeRow>(
+      `SELECT literal, type, CASE WHEN n BETWEEN 0 AND 64 THEN n END AS value FROM (
+         SELECT quote(v) AS literal, typeof(v) AS type, CASE
+             WHEN typeof(v) = 'integer' THEN v
+             WHEN typeof(v) = 'text' AND trim(v) GLOB '[0-9]*' AND NOT trim(v) GLOB '*[^0-9]*'
+               THEN CAST(trim(v) AS INTEGER)
+           END AS n
+         FROM ${table}_config WHERE k = 'automerge')`,
+    );
+    if (row?.value === 0) continue; // merging is already off for this table
+    conn.run(`INSERT INTO ${table}(${table}, rank) VALUES ('automerge', 0)`);
+    saved.push({ table, row });
+  }
+  let restored = false;
+  return () => {
+    if (restored) return;
+    restored = true;
+    // SQLite rolled the transaction back itself (I/O error, disk full): the rows went with it.
+    if (saved.length === 0 || !conn.inTransaction) return;
+    for (const { table, row } of saved) {
+      // The value FTS5 was using: the row's, or the default for no row (or one it refuses).
+      const value = row?.value ?? FTS5_DEFAULT_AUTOMERGE;
+      conn.run(`INSERT INTO ${table}(${table}, rank) VALUES ('automerge', ${value})`);
+    }
+    // An integer row is now back as it was; no row, or any other, needs the shadow table itself.
+    const rewrite = saved.filter(
+      (s) => s.row === undefined || s.row.type !== "integer" || s.row.value === null,
+    );
+    if (rewrite.length === 0) return;
+    conn.db.unsafeMode(true);
+    try {
+      for (const { table, row } of rewrite) {
+        conn.run(`DELETE FROM ${table}_config WHERE k = 'automerge'`);
+        if (row !== undefined) {
+          conn.run(`INSERT INTO ${table}_config(k, v) VALUES ('automerge', ${row.literal})`);
+        }
+      }
+    } finally {
+      conn.db.unsafeMode(false);
+    }
+  };
+}
