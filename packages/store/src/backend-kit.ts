@@ -37,7 +37,6 @@ export { estimateTokens, type WindowRow } from "./portable/conversation-window.j
 export { type ChunkSink, sinkFor } from "./portable/export-jsonl.js";
 export { exportFilter } from "./portable/export-stream.js";
 export { newSessionId } from "./portable/fork-session.js";
-export { badLineId, decodeLine, readLines, validated as importOptions } from "./portable/import-sessions.js";
 export {
   canonicalMessage,
   canonicalSession,
@@ -48,6 +47,16 @@ export {
   parsePortableSession,
   SESSION_COLUMNS,
 } from "./portable/jsonl-format.js";
+export {
+  badLineId,
+  decodeLine,
+  type ImportBackend,
+  type ImportOutcome,
+  type PendingImport,
+  readLines,
+  runImport,
+  validated as importOptions,
+} from "./portable/run-import.js";
 export { sanitizeContext, stripPythonWhitespace } from "./sanitize-context.js";
 export {
   integer,
