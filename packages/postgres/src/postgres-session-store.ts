@@ -1,18 +1,21 @@
-import type { SessionRow, MessageRow as StoredMessageRow } from "@hermes/schema";
+import type {
+  MessagesTable,
+  SessionRow,
+  SessionsTable,
+  MessageRow as StoredMessageRow,
+} from "@hermes/schema";
 import {
   firstCodePoints,
   lexCjkQuery,
   parseFtsQuery,
   parseQueryTokens,
-  planSearch,
+  type planSearch,
   positiveTerms,
   pyStrip,
   queryTerms,
-  SEARCH_LIMITS,
   type SearchIndexProgress,
   type SearchIndexReport,
   sanitizeFts5Query,
-  searchLimitViolation,
   substringExcerpt,
 } from "@hermes/search";
 import {
@@ -36,6 +39,7 @@ import {
   estimateTokens,
   exportFilter,
   type ForkSessionOptions,
+  forkArguments,
   type ImportReport,
   type ImportSessionsOptions,
   type ImportSource,
@@ -43,9 +47,10 @@ import {
   type IterMessagesOptions,
   integer,
   isReplayedUserPrompt,
+  iterMessagesArguments,
   type JsonlDestination,
   jsonIfTruthy,
-  jsonlHeader,
+  jsonlHeaderLine,
   LAST_AUTO_PRUNE_KEY,
   LAST_NUMBER,
   type Lineage,
@@ -55,6 +60,7 @@ import {
   MAX_APPEND_BATCH,
   MAX_LIMIT,
   MAX_LINEAGE_HOPS,
+  MESSAGE_COLUMNS as MESSAGE_COLUMN_SPECS,
   type MessageRow,
   messageRowFor,
   NUMBERED_SUFFIX,
@@ -71,6 +77,7 @@ import {
   type RichSessionRow,
   removeSessionFiles,
   requireId,
+  SESSION_COLUMNS as SESSION_COLUMN_SPECS,
   type SearchHit,
   type SearchMessagesOptions,
   type SessionExport,
@@ -80,6 +87,7 @@ import {
   StoreClosedError,
   type StoreStats,
   sanitizeTitle,
+  searchArguments,
   sessionsDirOf,
   sessionToMarkdown,
   sinkFor,
@@ -148,55 +156,11 @@ export interface OpenPostgresSessionStoreOptions {
 }
 
 /** The columns of `sessions`, in the table's order (what `getSession` returns). */
-const SESSION_COLUMNS = [
-  "id",
-  "source",
-  "user_id",
-  "model",
-  "model_config",
-  "system_prompt",
-  "parent_session_id",
-  "started_at",
-  "ended_at",
-  "end_reason",
-  "message_count",
-  "tool_call_count",
-  "input_tokens",
-  "output_tokens",
-  "cache_read_tokens",
-  "cache_write_tokens",
-  "reasoning_tokens",
-  "billing_provider",
-  "billing_base_url",
-  "billing_mode",
-  "estimated_cost_usd",
-  "actual_cost_usd",
-  "cost_status",
-  "cost_source",
-  "pricing_version",
-  "title",
-  "api_call_count",
-] as const;
+const SESSION_COLUMNS = SESSION_COLUMN_SPECS.map((c) => c.name as keyof SessionsTable);
 /** The same columns of the session aliased `s`. */
 const S_COLUMNS = SESSION_COLUMNS.map((c) => `s.${c}` as const);
 /** The columns of `messages` a reader gets (not the search columns). */
-const MESSAGE_COLUMNS = [
-  "id",
-  "session_id",
-  "role",
-  "content",
-  "tool_call_id",
-  "tool_calls",
-  "tool_name",
-  "timestamp",
-  "token_count",
-  "finish_reason",
-  "reasoning",
-  "reasoning_content",
-  "reasoning_details",
-  "codex_reasoning_items",
-  "codex_message_items",
-] as const;
+const MESSAGE_COLUMNS = MESSAGE_COLUMN_SPECS.map((c) => c.name as keyof MessagesTable);
 
 type SessionsAsS = ExpressionBuilder<PgDatabase & { s: PgDatabase["sessions"] }, "s">;
 
@@ -829,18 +793,7 @@ export class PostgresSessionStore implements SessionStoreApi {
    * GIN index (newest first, 120-character excerpts).
    */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
-    if (typeof query !== "string") throw new InvalidArgumentError("query", "query must be a string");
-    const opts = options("options", o);
-    const sourceFilter = optionalStringArray("sourceFilter", opts.sourceFilter);
-    const excludeSources = optionalStringArray("excludeSources", opts.excludeSources);
-    const roleFilter = optionalStringArray("roleFilter", opts.roleFilter);
-    const limit = nonNegativeInt("limit", opts.limit, 20, SEARCH_LIMITS.maxLimit);
-    const offset = nonNegativeInt("offset", opts.offset, 0);
-    const tooLong = searchLimitViolation(query, null);
-    if (tooLong !== null) throw new InvalidArgumentError("query", tooLong);
-    const plan = planSearch(query);
-    const violation = searchLimitViolation(query, plan);
-    if (violation !== null) throw new InvalidArgumentError("query", violation);
+    const { plan, sourceFilter, excludeSources, roleFilter, limit, offset } = searchArguments(query, o);
     if (plan.kind === "empty") return [];
     if (sourceFilter !== null && sourceFilter.length === 0) return [];
     this.#check();
@@ -1373,12 +1326,7 @@ export class PostgresSessionStore implements SessionStoreApi {
     const sink = await sinkFor(destination);
     const report: ExportReport = { sessions: 0, messages: 0, bytes: 0 };
     try {
-      const opts = o ?? {};
-      const headerFilter: Record<string, unknown> = {};
-      if (opts.source !== undefined) headerFilter.source = opts.source;
-      if (opts.sessionIds !== undefined) headerFilter.session_ids = opts.sessionIds;
-      if (opts.since !== undefined) headerFilter.since = opts.since;
-      await sink.write(`${JSON.stringify(jsonlHeader(this.#now(), headerFilter))}\n`);
+      await sink.write(jsonlHeaderLine(this.#now(), o));
       for await (const s of this.#exportSessions(filter)) {
         await sink.write(`${JSON.stringify(s)}\n`);
         report.sessions++;
@@ -1416,15 +1364,7 @@ export class PostgresSessionStore implements SessionStoreApi {
 
   /** A session's messages page by page (cursor `afterId`), in conversation order. */
   iterMessages(sessionId: string, o?: IterMessagesOptions): AsyncIterable<MessageRow> {
-    const id = requireId("sessionId", sessionId);
-    const opts = options("options", o);
-    const limit = nonNegativeInt("limit", opts.limit, Number.MAX_SAFE_INTEGER);
-    const pageSize = nonNegativeInt("pageSize", opts.pageSize, 500, 100_000);
-    if (pageSize === 0) throw new InvalidArgumentError("pageSize", "pageSize must be at least 1");
-    const afterId = opts.afterId;
-    if (afterId !== undefined && (typeof afterId !== "number" || !Number.isSafeInteger(afterId))) {
-      throw new InvalidArgumentError("afterId", "afterId must be an integer message id");
-    }
+    const { id, limit, pageSize, afterId } = iterMessagesArguments(sessionId, o);
     this.#check();
     const read = <T>(fn: (db: PgDb) => Promise<T>) => this.#read(fn);
     return this.#guard(
@@ -1568,15 +1508,7 @@ export class PostgresSessionStore implements SessionStoreApi {
 
   /** Forks a session (messages up to `atMessageId`); returns the new row. */
   async forkSession(id: string, o?: ForkSessionOptions): Promise<SessionRow> {
-    const parentId = requireId("id", id);
-    const opts = options("options", o);
-    const at = opts.atMessageId;
-    if (at !== undefined && (typeof at !== "number" || !Number.isSafeInteger(at) || at <= 0)) {
-      throw new InvalidArgumentError("atMessageId", "atMessageId must be a positive integer");
-    }
-    const requestedId = opts.newId === undefined ? null : requireId("newId", opts.newId);
-    const explicitTitle =
-      opts.title === undefined ? undefined : sanitizeTitle(optionalString("title", opts.title));
+    const { parentId, at, requestedId, explicitTitle } = forkArguments(id, o);
     return this.#write(async (db) => {
       const parent = await sessionById(db, parentId);
       if (parent === undefined)
@@ -1642,19 +1574,7 @@ export class PostgresSessionStore implements SessionStoreApi {
         .execute();
       // The messages up to the fork point, copied with their search columns in one statement.
       const copied = [
-        "role",
-        "content",
-        "tool_call_id",
-        "tool_calls",
-        "tool_name",
-        "timestamp",
-        "token_count",
-        "finish_reason",
-        "reasoning",
-        "reasoning_content",
-        "reasoning_details",
-        "codex_reasoning_items",
-        "codex_message_items",
+        ...MESSAGE_COLUMNS.filter((c) => c !== "id" && c !== "session_id"),
         "search_vector",
         "search_tokens",
         "search_trigrams",

@@ -30,13 +30,15 @@ export {
   removeSessionFiles,
   sessionsDirOf,
 } from "./operations/retention.js";
+export { type SearchArguments, searchArguments } from "./operations/search.js";
 export { escapeLike, jsonIfTruthy } from "./operations/sessions.js";
 export { decimalValue, LAST_NUMBER, NUMBERED_SUFFIX, titleArgument } from "./operations/titles.js";
 export { parsePythonJson } from "./parse-python-json.js";
 export { estimateTokens, type WindowRow } from "./portable/conversation-window.js";
-export { type ChunkSink, sinkFor } from "./portable/export-jsonl.js";
+export { type ChunkSink, jsonlHeaderLine, sinkFor } from "./portable/export-jsonl.js";
 export { exportFilter } from "./portable/export-stream.js";
-export { newSessionId } from "./portable/fork-session.js";
+export { forkArguments, newSessionId } from "./portable/fork-session.js";
+export { iterMessagesArguments } from "./portable/iter-messages.js";
 export {
   canonicalMessage,
   canonicalSession,

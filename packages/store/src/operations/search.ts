@@ -24,17 +24,21 @@ function transaction(ctx: StoreContext) {
   return <T>(label: string, fn: () => T): Promise<T> => ctx.writes.run(label, fn);
 }
 
+/** The validated arguments of a search and its plan (shared with other backends). */
+export interface SearchArguments {
+  readonly plan: SearchPlan;
+  readonly sourceFilter: string[] | null;
+  readonly excludeSources: string[] | null;
+  readonly roleFilter: string[] | null;
+  readonly limit: number;
+  readonly offset: number;
+}
+
 /**
- * Full-text search over every message ([search_messages]); see `@hermes/search` for how a
- * query is planned. Queries are limited by `SEARCH_LIMITS` (`INVALID_ARGUMENT` beyond them).
- * A query with one- or two-character CJK terms first brings the short-CJK index up to date
- * (creating it on first use), in short write transactions.
+ * Checks a search's query and options (`INVALID_ARGUMENT` for a non-string query, bad options,
+ * or a query beyond `SEARCH_LIMITS`) and plans it; an `empty` plan finds nothing.
  */
-export async function searchMessages(
-  ctx: StoreContext,
-  query: string,
-  o?: SearchMessagesOptions,
-): Promise<SearchHit[]> {
+export function searchArguments(query: unknown, o: SearchMessagesOptions | undefined): SearchArguments {
   if (typeof query !== "string") {
     throw new InvalidArgumentError("query", "query must be a string");
   }
@@ -49,6 +53,21 @@ export async function searchMessages(
   const plan = planSearch(query);
   const violation = searchLimitViolation(query, plan);
   if (violation !== null) throw new InvalidArgumentError("query", violation);
+  return { plan, sourceFilter, excludeSources, roleFilter, limit, offset };
+}
+
+/**
+ * Full-text search over every message ([search_messages]); see `@hermes/search` for how a
+ * query is planned. Queries are limited by `SEARCH_LIMITS` (`INVALID_ARGUMENT` beyond them).
+ * A query with one- or two-character CJK terms first brings the short-CJK index up to date
+ * (creating it on first use), in short write transactions.
+ */
+export async function searchMessages(
+  ctx: StoreContext,
+  query: string,
+  o?: SearchMessagesOptions,
+): Promise<SearchHit[]> {
+  const { plan, sourceFilter, excludeSources, roleFilter, limit, offset } = searchArguments(query, o);
   if (plan.kind === "empty") return [];
 
   try {

@@ -105,6 +105,19 @@ export async function sinkFor(destination: JsonlDestination): Promise<ChunkSink>
 }
 
 /**
+ * The first line of a JSONL export (with its newline): the {@link jsonlHeader} naming the
+ * filter the export was made with (shared with other backends).
+ */
+export function jsonlHeaderLine(now: number, o: ExportStreamOptions | undefined): string {
+  const opts = o ?? {};
+  const headerFilter: Record<string, unknown> = {};
+  if (opts.source !== undefined) headerFilter.source = opts.source;
+  if (opts.sessionIds !== undefined) headerFilter.session_ids = opts.sessionIds;
+  if (opts.since !== undefined) headerFilter.since = opts.since;
+  return `${JSON.stringify(jsonlHeader(now, headerFilter))}\n`;
+}
+
+/**
  * Writes the store's sessions as JSONL in constant memory, whatever the size of a session: a
  * session's line is written message by message (the bytes are those of `JSON.stringify` of the
  * whole session). The first line is the {@link jsonlHeader}.
@@ -118,12 +131,7 @@ export async function exportJsonl(
   const sink = await sinkFor(destination);
   const report: ExportReport = { sessions: 0, messages: 0, bytes: 0 };
   try {
-    const opts = o ?? {};
-    const headerFilter: Record<string, unknown> = {};
-    if (opts.source !== undefined) headerFilter.source = opts.source;
-    if (opts.sessionIds !== undefined) headerFilter.session_ids = opts.sessionIds;
-    if (opts.since !== undefined) headerFilter.since = opts.since;
-    await sink.write(`${JSON.stringify(jsonlHeader(ctx.now(), headerFilter))}\n`);
+    await sink.write(jsonlHeaderLine(ctx.now(), o));
     let first = true;
     for await (const event of exportEvents(ctx, filter)) {
       if (event.kind === "session") {

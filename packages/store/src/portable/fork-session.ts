@@ -68,6 +68,32 @@ export function newSessionId(epochSeconds: number): string {
 }
 
 /**
+ * Checks the arguments of `forkSession` (shared with other backends): the parent id, the
+ * `atMessageId` fork point, the requested `newId` (`null`: generated) and the explicit title
+ * (`undefined`: the lineage's next title; `null`: none).
+ */
+export function forkArguments(
+  id: unknown,
+  o: ForkSessionOptions | undefined,
+): {
+  parentId: string;
+  at: number | undefined;
+  requestedId: string | null;
+  explicitTitle: string | null | undefined;
+} {
+  const parentId = requireId("id", id);
+  const opts = options("options", o);
+  const at = opts.atMessageId;
+  if (at !== undefined && (typeof at !== "number" || !Number.isSafeInteger(at) || at <= 0)) {
+    throw new InvalidArgumentError("atMessageId", "atMessageId must be a positive integer");
+  }
+  const requestedId = opts.newId === undefined ? null : requireId("newId", opts.newId);
+  const explicitTitle =
+    opts.title === undefined ? undefined : sanitizeTitle(optionalString("title", opts.title));
+  return { parentId, at, requestedId, explicitTitle };
+}
+
+/**
  * Forks a session: a new session, child of `id`, holding a copy of its messages up to
  * `atMessageId`, with `message_count`/`tool_call_count` set to what was copied, token and cost
  * counters at zero, and a lineage title. All in one write unit. Returns the new session's row.
@@ -79,15 +105,7 @@ export async function forkSession(
   id: string,
   o?: ForkSessionOptions,
 ): Promise<SessionRow> {
-  const parentId = requireId("id", id);
-  const opts = options("options", o);
-  const at = opts.atMessageId;
-  if (at !== undefined && (typeof at !== "number" || !Number.isSafeInteger(at) || at <= 0)) {
-    throw new InvalidArgumentError("atMessageId", "atMessageId must be a positive integer");
-  }
-  const requestedId = opts.newId === undefined ? null : requireId("newId", opts.newId);
-  const explicitTitle =
-    opts.title === undefined ? undefined : sanitizeTitle(optionalString("title", opts.title));
+  const { parentId, at, requestedId, explicitTitle } = forkArguments(id, o);
 
   return ctx.writes.run("forkSession", () => {
     const conn = ctx.conn;

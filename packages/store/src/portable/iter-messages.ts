@@ -25,6 +25,26 @@ const PAGE_SQL = `SELECT ${MESSAGE_COLUMN_SQL} FROM messages
 const CURSOR_SQL = "SELECT timestamp FROM messages WHERE id = ? AND session_id = ?";
 
 /**
+ * Checks the arguments of `iterMessages` (shared with other backends): the session id, `limit`
+ * (default: all), `pageSize` (1–100,000, default 500) and the `afterId` cursor.
+ */
+export function iterMessagesArguments(
+  sessionId: unknown,
+  o: IterMessagesOptions | undefined,
+): { id: string; limit: number; pageSize: number; afterId: number | undefined } {
+  const id = requireId("sessionId", sessionId);
+  const opts = options("options", o);
+  const limit = nonNegativeInt("limit", opts.limit, Number.MAX_SAFE_INTEGER);
+  const pageSize = nonNegativeInt("pageSize", opts.pageSize, 500, 100_000);
+  if (pageSize === 0) throw new InvalidArgumentError("pageSize", "pageSize must be at least 1");
+  const afterId = opts.afterId;
+  if (afterId !== undefined && (typeof afterId !== "number" || !Number.isSafeInteger(afterId))) {
+    throw new InvalidArgumentError("afterId", "afterId must be an integer message id");
+  }
+  return { id, limit, pageSize, afterId };
+}
+
+/**
  * The messages of a session in conversation order (`timestamp`, then `id`, as `getMessages`),
  * read page by page: memory holds one page, and the event loop runs between pages. Rows are
  * those of `getMessages` (`tool_calls` parsed). Resume from a cursor with `afterId`.
@@ -39,15 +59,7 @@ export function iterMessages(
   sessionId: string,
   o?: IterMessagesOptions,
 ): AsyncIterable<MessageRow> {
-  const id = requireId("sessionId", sessionId);
-  const opts = options("options", o);
-  const limit = nonNegativeInt("limit", opts.limit, Number.MAX_SAFE_INTEGER);
-  const pageSize = nonNegativeInt("pageSize", opts.pageSize, 500, 100_000);
-  if (pageSize === 0) throw new InvalidArgumentError("pageSize", "pageSize must be at least 1");
-  const afterId = opts.afterId;
-  if (afterId !== undefined && (typeof afterId !== "number" || !Number.isSafeInteger(afterId))) {
-    throw new InvalidArgumentError("afterId", "afterId must be an integer message id");
-  }
+  const { id, limit, pageSize, afterId } = iterMessagesArguments(sessionId, o);
   return (async function* () {
     let afterT = Number.NEGATIVE_INFINITY;
     let cursorId = 0;
