@@ -10,14 +10,25 @@ export {
   type CjkBackfillState,
   type CjkIndexPresence,
   cjkBackfillState,
+  cjkIndexNeedsUpgrade,
   cjkIndexPresence,
+  cjkOrderUsable,
   cjkQueueDepth,
   cjkQueuePending,
-  cjkTimestampsMonotonic,
   createCjkIndex,
   drainCjkQueue,
   dropCjkIndex,
 } from "./cjk-index/cjk-index.js";
+export {
+  CJK_ORDER_TABLE,
+  fillTimestampBlocksChunk,
+  raiseTimestampBlocks,
+  TIMESTAMP_BOUND_SQL,
+  type TimestampBlocksFill,
+  TS_BLOCK_SHIFT,
+  TS_COARSE_SHIFT,
+  timestampBlocksFill,
+} from "./cjk-index/timestamp-blocks.js";
 export { FTS_TABLE, FTS_TABLES, FTS_TRIGGERS, ftsTableScript, TRIGRAM_TABLE } from "./fts-ddl.js";
 export {
   ensureFtsStep,
@@ -25,6 +36,7 @@ export {
   v10TrigramStep,
   v11FtsReindexStep,
 } from "./migrations/search-schema.js";
+export { newestMatchCandidates } from "./newest-first.js";
 export {
   compileFtsQuery,
   ftsTerm,
@@ -84,9 +96,11 @@ export {
   likeSearchSql,
   matchAmongSql,
   matchRowsSql,
+  newestFirstOrderSql,
+  newestMatchIdsSql,
+  newestProofSql,
   rankedSearchSql,
   type SearchFilters,
   scanRowsSql,
-  substringSearchByIdSql,
   substringSearchSql,
 } from "./search-sql.js";

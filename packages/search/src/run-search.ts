@@ -1,7 +1,8 @@
 import type { SqlExecutor } from "@hermes/schema";
-import { CJK_INDEX_TABLE, cjkTimestampsMonotonic } from "./cjk-index/cjk-index.js";
+import { CJK_INDEX_TABLE } from "./cjk-index/cjk-index.js";
 import { TRIGRAM_TABLE } from "./fts-ddl.js";
-import type { RowSet, SearchPlan } from "./query/plan-search.js";
+import { newestMatchCandidates } from "./newest-first.js";
+import type { RowSet, SearchIndexName, SearchPlan } from "./query/plan-search.js";
 import { type QueryNode, queryTerms } from "./query/query-ast.js";
 import {
   CONTEXT_SQL,
@@ -14,7 +15,6 @@ import {
   rankedSearchSql,
   type SearchFilters,
   scanRowsSql,
-  substringSearchByIdSql,
   substringSearchSql,
 } from "./search-sql.js";
 
@@ -133,13 +133,7 @@ export function runSearch(db: SqlExecutor, plan: SearchPlan, options: RunSearchO
         options.offset,
       ]);
     } else if (plan.rows.kind === "match") {
-      const sql = cjkTimestampsMonotonic(db) ? substringSearchByIdSql : substringSearchSql;
-      rows = db.all<HitRow>(sql(plan.rows.index, options), [
-        plan.rows.match,
-        ...filters.params,
-        options.limit,
-        options.offset,
-      ]);
+      rows = newestFirstPage(db, plan.rows.index, plan.rows.match, options);
     } else {
       const ids = rowSetIds(db, plan.rows);
       if (ids.length === 0) return [];
@@ -174,6 +168,54 @@ export function runSearch(db: SqlExecutor, plan: SearchPlan, options: RunSearchO
       context: options.context === false ? [] : searchContext(db, row.id),
     };
   });
+}
+
+/**
+ * One index's matches, newest first: off the index in id order with a proven early stop when
+ * the timestamp blocks allow it (see `newestMatchCandidates`), else every match sorted. One
+ * read transaction (a savepoint, which nests in a caller's transaction), so the rounds and
+ * the page see one snapshot even while other processes write.
+ */
+function newestFirstPage(
+  db: SqlExecutor,
+  index: SearchIndexName,
+  match: string,
+  options: RunSearchOptions,
+): HitRow[] {
+  if (options.limit === 0) return [];
+  const params = filterSql(options).params;
+  db.exec("SAVEPOINT hermes_search_read");
+  let rows: HitRow[];
+  try {
+    const ids = newestMatchCandidates(db, index, match, options, options.offset + options.limit);
+    if (ids === null) {
+      rows = db.all<HitRow>(substringSearchSql(index, options), [
+        match,
+        ...params,
+        options.limit,
+        options.offset,
+      ]);
+    } else {
+      rows =
+        ids.length === 0
+          ? []
+          : db.all<HitRow>(idListSearchSql(options), [
+              JSON.stringify(ids),
+              ...params,
+              options.limit,
+              options.offset,
+            ]);
+    }
+  } catch (error) {
+    try {
+      db.exec("RELEASE hermes_search_read");
+    } catch {
+      // The error being thrown says more.
+    }
+    throw error;
+  }
+  db.exec("RELEASE hermes_search_read");
+  return rows;
 }
 
 const LIKE_PATTERNS_PER_STATEMENT = 16;

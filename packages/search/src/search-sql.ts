@@ -1,3 +1,4 @@
+import { TIMESTAMP_BOUND_SQL } from "./cjk-index/timestamp-blocks.js";
 import type { FTS_TABLE, TRIGRAM_TABLE } from "./fts-ddl.js";
 import type { SearchIndexName } from "./query/plan-search.js";
 
@@ -88,8 +89,8 @@ export function likeFilterSql(patterns: number): string {
 }
 
 /**
- * Messages matched by one index, newest first (the order of the reference's `LIKE` path, with
- * the id breaking ties). The excerpt is cut from the returned texts.
+ * Messages matched by one index, newest first in the reference's order (see
+ * {@link newestFirstOrderSql}). The excerpt is cut from the returned texts.
  * Parameters: the MATCH expression, the filter values, limit, offset.
  */
 export function substringSearchSql(index: SearchIndexName, filters: SearchFilters = {}): string {
@@ -97,25 +98,28 @@ export function substringSearchSql(index: SearchIndexName, filters: SearchFilter
 }
 
 /**
- * {@link substringSearchSql} when timestamps are known to follow ids (see
- * `cjkTimestampsMonotonic`): the same rows in the same order, read newest first straight off
- * the index (`ORDER BY rowid DESC`), so a page costs a page of lookups however many rows match.
- */
-export function substringSearchByIdSql(index: SearchIndexName, filters: SearchFilters = {}): string {
-  return (
-    "SELECT m.id, m.session_id, m.role, m.content, m.tool_calls, m.timestamp, m.tool_name, " +
-    "s.source, s.model, s.started_at AS session_started " +
-    `FROM ${index} f JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id ` +
-    `WHERE ${index} MATCH ?${filterSql(filters).sql} ORDER BY f.rowid DESC LIMIT ? OFFSET ?`
-  );
-}
-
-/**
  * Like {@link substringSearchSql} for a set of ids computed beforehand (terms on different
- * indexes). Parameters: the ids as a JSON array, the filter values, limit, offset.
+ * indexes, or the candidates of `newestMatchCandidates`). Parameters: the ids as a JSON
+ * array, the filter values, limit, offset.
  */
 export function idListSearchSql(filters: SearchFilters = {}): string {
   return substringSelect("SELECT value FROM json_each(?)", filters);
+}
+
+/**
+ * The `ORDER BY` of the reference's `LIKE` path, ties included. The reference orders by
+ * `m.timestamp DESC` alone and SQLite's sorter keeps rows of equal timestamps in the order the
+ * plan visits them (a `LIMIT` makes it a sorter that numbers rows as they come):
+ * - without a source filter the plan scans `messages` in rowid order: ties by `m.id`;
+ * - with `s.source IN (…)` it walks `idx_sessions_source` (sources in ascending order, then
+ *   sessions by rowid) and each session's messages by `idx_messages_session` backwards
+ *   (newest first, the `ORDER BY` direction): ties by `s.source, s.rowid, m.id DESC`.
+ * The plans are SQLite's for the reference's query on a v11 file without `sqlite_stat1`; the
+ * differential tests compare with that query on data full of ties.
+ */
+export function newestFirstOrderSql(filters: SearchFilters = {}): string {
+  const viaSources = filters.sourceFilter !== undefined && filters.sourceFilter !== null;
+  return viaSources ? "m.timestamp DESC, s.source ASC, s.rowid ASC, m.id DESC" : "m.timestamp DESC, m.id ASC";
 }
 
 function substringSelect(ids: string, filters: SearchFilters): string {
@@ -124,7 +128,30 @@ function substringSelect(ids: string, filters: SearchFilters): string {
     "s.source, s.model, s.started_at AS session_started " +
     "FROM messages m JOIN sessions s ON s.id = m.session_id " +
     `WHERE m.id IN (${ids})${filterSql(filters).sql} ` +
-    "ORDER BY m.timestamp DESC, m.id DESC LIMIT ? OFFSET ?"
+    `ORDER BY ${newestFirstOrderSql(filters)} LIMIT ? OFFSET ?`
+  );
+}
+
+/**
+ * The newest `?` matches of one index by id (`ORDER BY rowid DESC LIMIT ?`: FTS5 reads the
+ * doclist from its end, a cost proportional to the rows returned). Parameters: the MATCH
+ * expression, the count.
+ */
+export function newestMatchIdsSql(index: SearchIndexName): string {
+  return `SELECT rowid AS id FROM ${index} WHERE ${index} MATCH ? ORDER BY rowid DESC LIMIT ?`;
+}
+
+/**
+ * How many of the candidate ids pass the filters with a timestamp above every message at or
+ * below a block of ids (the bound of `hermes_search_ts_blocks`; none below counts as no
+ * bound). Comparisons are SQLite's, as the reference's `ORDER BY`. Parameters: the block
+ * index three times, the candidate ids as a JSON array, the filter values.
+ */
+export function newestProofSql(filters: SearchFilters = {}): string {
+  return (
+    `SELECT count(*) AS n FROM (${TIMESTAMP_BOUND_SQL}) b CROSS JOIN json_each(?) j ` +
+    "CROSS JOIN messages m ON m.id = j.value CROSS JOIN sessions s ON s.id = m.session_id " +
+    `WHERE m.timestamp IS NOT NULL AND (b.bound IS NULL OR m.timestamp > b.bound)${filterSql(filters).sql}`
   );
 }
 

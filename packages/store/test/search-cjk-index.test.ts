@@ -170,7 +170,7 @@ describe("short-CJK index: other writers", () => {
 });
 
 describe("short-CJK index: newest first", () => {
-  it("pages straight off the index while timestamps follow ids, and sorts by timestamp once one does not", async () => {
+  it("pages in timestamp order while timestamps follow ids, and still once one does not", async () => {
     const path = join(tempDir(), "state.db");
     let now = 1_750_000_000;
     const store = await open(path, () => (now += 1));
@@ -183,13 +183,6 @@ describe("short-CJK index: newest first", () => {
       (await store.searchMessages("测试", { limit: 5, offset })).map((h) => h.id);
     expect(await page(0)).toEqual(ours.slice(-5).reverse());
     expect(await page(5)).toEqual(ours.slice(-10, -5).reverse());
-    const state = () => {
-      const db = new Database(path, { readonly: true });
-      const row = db.prepare("SELECT value FROM hermes_search_state WHERE key = 'ts_monotonic'").get();
-      db.close();
-      return row;
-    };
-    expect(state()).toEqual({ value: 1 });
     // Another process writes a message stamped in the past (an import, a clock stepped back).
     const raw = new Database(path);
     const old = Number(
@@ -201,7 +194,6 @@ describe("short-CJK index: newest first", () => {
     );
     raw.close();
     const all = (await store.searchMessages("测试", { limit: 100 })).map((h) => h.id);
-    expect(state()).toEqual({ value: 0 });
     // Ordered by timestamp: ours are stamped …002 + i, so the old message
     // (…010.5) sits between ours[9] (…011) and ours[8] (…010).
     const expected = [...ours.slice(9).reverse(), old, ...ours.slice(0, 9).reverse()];
@@ -336,5 +328,101 @@ describe("verifySearchIndex / rebuildSearchIndex", () => {
     await expect(store.rebuildSearchIndex({ onProgress: 1 as never })).rejects.toMatchObject({
       code: "INVALID_ARGUMENT",
     });
+  });
+});
+
+describe("short-CJK index: timestamp blocks (newest first without sorting every match)", () => {
+  /** The reference's LIKE query, ids in its order. */
+  function referenceOrder(path: string, term: string, limit = 100): number[] {
+    const db = new Database(path, { readonly: true });
+    const ids = db
+      .prepare(
+        "SELECT m.id FROM messages m JOIN sessions s ON s.id = m.session_id WHERE (m.content LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\') ORDER BY m.timestamp DESC LIMIT ? OFFSET 0",
+      )
+      .pluck()
+      .all(`%${term}%`, `%${term}%`, `%${term}%`, limit) as number[];
+    db.close();
+    return ids;
+  }
+  const page = async (store: SessionStore, q: string, limit = 100) =>
+    (await store.searchMessages(q, { limit })).map((h) => h.id);
+
+  it("an index built by an earlier version (no blocks, old update trigger) is upgraded on next use", async () => {
+    const path = join(tempDir(), "state.db");
+    let now = 1_750_000_000;
+    const store = await open(path, () => (now += 1));
+    await store.createSession({ id: "s", source: "cli" });
+    for (let i = 0; i < 40; i++)
+      await store.appendMessage({ sessionId: "s", role: "user", content: `第${i}次测试` });
+    expect(await page(store, "测试")).toEqual(referenceOrder(path, "测试"));
+    await store.close();
+    opened.splice(0);
+
+    // Make the file look like one written by the version before the blocks existed.
+    const raw = new Database(path);
+    raw.exec(`DROP TABLE hermes_search_ts_blocks;
+      DELETE FROM hermes_search_state WHERE key IN ('ts_blocks_next', 'ts_blocks_end');
+      INSERT INTO hermes_search_state(key, value) VALUES ('ts_monotonic', 1);
+      DROP TRIGGER hermes_search_queue_update;
+      CREATE TRIGGER hermes_search_queue_update AFTER UPDATE OF id, content, tool_calls, tool_name ON messages BEGIN
+    INSERT INTO hermes_search_queue(message_id) VALUES (old.id);
+    INSERT INTO hermes_search_queue(message_id) VALUES (new.id);
+END;`);
+    // A timestamp-only change the old trigger does not queue, and a message from the past.
+    raw.prepare("UPDATE messages SET timestamp = ? WHERE id = 3").run(1_750_000_500);
+    raw
+      .prepare(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', '旧的测试', ?)",
+      )
+      .run(1_750_000_010.5);
+    raw.close();
+
+    const again = await open(path, () => (now += 1));
+    const before = await again.verifySearchIndex();
+    expect(before.ok).toBe(true);
+    expect(before.indexes[2]?.status).toBe("building");
+    expect(await page(again, "测试")).toEqual(referenceOrder(path, "测试"));
+    expect((await page(again, "测试", 5))[0]).toBe(3);
+
+    const check = new Database(path, { readonly: true });
+    const state = check.prepare("SELECT key, value FROM hermes_search_state ORDER BY key").all();
+    const trigger = check
+      .prepare("SELECT sql FROM sqlite_master WHERE name = 'hermes_search_queue_update'")
+      .pluck()
+      .get() as string;
+    check.close();
+    expect(state).toEqual([
+      { key: "backfill_end", value: 40 },
+      { key: "backfill_next", value: 40 },
+      { key: "ts_blocks_end", value: 41 },
+      { key: "ts_blocks_next", value: 41 },
+    ]);
+    expect(trigger).toContain("tool_name, timestamp ON messages");
+
+    // From now on a timestamp-only change by another connection is queued and seen.
+    const other = new Database(path);
+    other.prepare("UPDATE messages SET timestamp = ? WHERE id = 7").run(1_750_000_900);
+    other.close();
+    expect((await page(again, "测试", 3))[0]).toBe(7);
+    expect(await page(again, "测试")).toEqual(referenceOrder(path, "测试"));
+    expect((await again.verifySearchIndex()).indexes[2]?.status).toBe("ok");
+  });
+
+  it("verify reports a block bound below a message's timestamp as damaged; rebuild repairs it", async () => {
+    const path = join(tempDir(), "state.db");
+    const store = await open(path);
+    await store.createSession({ id: "s", source: "cli" });
+    for (let i = 0; i < 5; i++)
+      await store.appendMessage({ sessionId: "s", role: "user", content: `测试${i}` });
+    await store.searchMessages("测试");
+    const raw = new Database(path);
+    raw.exec("UPDATE hermes_search_ts_blocks SET max_ts = 0 WHERE level = 0");
+    raw.close();
+    const report = await store.verifySearchIndex();
+    expect(report.ok).toBe(false);
+    expect(report.indexes[2]).toMatchObject({ status: "damaged", detail: expect.stringMatching(/bound/) });
+    await store.rebuildSearchIndex();
+    expect((await store.verifySearchIndex()).indexes[2]?.status).toBe("ok");
+    expect(await page(store, "测试")).toEqual(referenceOrder(path, "测试"));
   });
 });

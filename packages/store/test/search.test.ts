@@ -158,6 +158,7 @@ describe("the short-CJK index and the file contract", () => {
       "table hermes_search_cjk",
       "table hermes_search_queue",
       "table hermes_search_state",
+      "table hermes_search_ts_blocks",
       "trigger hermes_search_queue_delete",
       "trigger hermes_search_queue_insert",
       "trigger hermes_search_queue_update",

@@ -1,6 +1,12 @@
 import type { SqlExecutor } from "@hermes/schema";
 import { objectExists } from "@hermes/schema";
 import { cjkGramDocument } from "./cjk-grams.js";
+import {
+  CJK_ORDER_DDL,
+  CJK_ORDER_TABLE,
+  raiseTimestampBlocks,
+  timestampBlocksFill,
+} from "./timestamp-blocks.js";
 
 /**
  * The short-CJK index: an index of our own that serves one- and two-character CJK terms,
@@ -15,6 +21,10 @@ import { cjkGramDocument } from "./cjk-grams.js";
  *   reference (or any SQLite client) can keep writing `messages`; we catch up from the queue
  *   before a query needs the index.
  * - `hermes_search_state`: backfill progress, so a build interrupted midway resumes.
+ * - `hermes_search_ts_blocks`: upper bounds of the timestamps per block of ids, so the newest
+ *   matches can be read off the index in id order with an early stop (`timestamp-blocks.ts`).
+ *   Added after the first release: a file whose index predates it gets it, filled in chunks,
+ *   the next time the index is caught up.
  *
  * None of this exists in a fresh file: it is created the first time a short CJK term is
  * searched (or by `rebuildSearchIndex`), which keeps new files and the reference's own files
@@ -29,7 +39,11 @@ export const CJK_INDEX_DDL: Readonly<Record<string, string>> = {
   [CJK_INDEX_TABLE]: `CREATE VIRTUAL TABLE IF NOT EXISTS ${CJK_INDEX_TABLE} USING fts5(grams, content='', contentless_delete=1, detail=none, tokenize='ascii')`,
   [CJK_QUEUE_TABLE]: `CREATE TABLE IF NOT EXISTS ${CJK_QUEUE_TABLE} (message_id INTEGER NOT NULL)`,
   [CJK_STATE_TABLE]: `CREATE TABLE IF NOT EXISTS ${CJK_STATE_TABLE} (key TEXT PRIMARY KEY, value INTEGER NOT NULL)`,
+  [CJK_ORDER_TABLE]: CJK_ORDER_DDL,
 };
+
+/** Objects whose absence means the index was never built (the timestamp blocks came later). */
+const CORE_OBJECTS = [CJK_INDEX_TABLE, CJK_QUEUE_TABLE, CJK_STATE_TABLE];
 
 /** Plain-SQL triggers that queue every change of `messages` for the short-CJK index. */
 export const CJK_INDEX_TRIGGERS: Readonly<Record<string, string>> = {
@@ -48,9 +62,13 @@ END`,
 /** How far the short-CJK index is built. */
 export type CjkIndexPresence = "absent" | "partial" | "present";
 
-/** Whether the index objects exist: all of them, some of them (damaged), or none. */
+/**
+ * Whether the index objects exist: all of them, some of them (damaged), or none. The
+ * timestamp blocks do not count: an index built before they existed is `present`, and gets
+ * them when it is next caught up ({@link cjkIndexNeedsUpgrade}).
+ */
 export function cjkIndexPresence(db: SqlExecutor): CjkIndexPresence {
-  const names = [...Object.keys(CJK_INDEX_DDL), ...Object.keys(CJK_INDEX_TRIGGERS)];
+  const names = [...CORE_OBJECTS, ...Object.keys(CJK_INDEX_TRIGGERS)];
   const rows = db.all<{ name: string }>(
     `SELECT name FROM sqlite_master WHERE name IN (${names.map(() => "?").join(", ")})`,
     names,
@@ -63,46 +81,60 @@ export function cjkIndexPresence(db: SqlExecutor): CjkIndexPresence {
  * Creates whatever is missing of the index and records the backfill range (every message up
  * to the current last id); messages written from now on reach the queue through the
  * triggers. Run inside one write transaction, so no message falls between the two.
+ *
+ * Also upgrades an index built before the timestamp blocks existed: the table is created and
+ * its fill range recorded (every message up to the current last id), and the flag of the
+ * ordering shortcut that preceded it is dropped.
  */
 export function createCjkIndex(db: SqlExecutor): void {
   for (const sql of Object.values(CJK_INDEX_DDL)) db.exec(sql);
+  // An earlier version's update trigger did not queue timestamp changes, which the bounds
+  // must see: replace any trigger whose text is not the current one.
+  for (const name of outdatedTriggers(db)) db.exec(`DROP TRIGGER ${name}`);
   for (const sql of Object.values(CJK_INDEX_TRIGGERS)) db.exec(sql);
   const max = db.get<{ hi: number | null }>("SELECT MAX(id) AS hi FROM messages")?.hi ?? 0;
+  const fresh = cjkBackfillState(db) === null;
   db.run(`INSERT OR IGNORE INTO ${CJK_STATE_TABLE}(key, value) VALUES ('backfill_next', 0)`);
   db.run(`INSERT OR IGNORE INTO ${CJK_STATE_TABLE}(key, value) VALUES ('backfill_end', ?)`, [max]);
-  db.run(`INSERT OR IGNORE INTO ${CJK_STATE_TABLE}(key, value) VALUES ('ts_monotonic', 1)`);
+  // A fresh build raises the blocks as its backfill goes; an upgraded index covers every
+  // message that exists now with a fill of its own (later ones come through the queue).
+  db.run(`INSERT OR IGNORE INTO ${CJK_STATE_TABLE}(key, value) VALUES ('ts_blocks_next', 0)`);
+  db.run(`INSERT OR IGNORE INTO ${CJK_STATE_TABLE}(key, value) VALUES ('ts_blocks_end', ?)`, [
+    fresh ? 0 : max,
+  ]);
+  db.run(`DELETE FROM ${CJK_STATE_TABLE} WHERE key = 'ts_monotonic'`);
+}
+
+/** Our triggers that exist with another text than the current one. */
+function outdatedTriggers(db: SqlExecutor): string[] {
+  const rows = db.all<{ name: string; sql: string }>(
+    `SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (${Object.keys(CJK_INDEX_TRIGGERS)
+      .map(() => "?")
+      .join(", ")})`,
+    Object.keys(CJK_INDEX_TRIGGERS),
+  );
+  // SQLite stores the statement without its IF NOT EXISTS.
+  return rows
+    .filter((r) => r.sql !== CJK_INDEX_TRIGGERS[r.name]?.replace("IF NOT EXISTS ", ""))
+    .map((r) => r.name);
 }
 
 /**
- * Whether message timestamps never decrease as ids grow, over every message the index has
- * seen (backfill and queue). Both writers stamp a message inside its write transaction, so
- * this normally holds, and then "newest first" (`timestamp DESC, id DESC`) is simply `id DESC`:
- * the first page comes straight off the index instead of sorting every match. One message
- * out of order (an import, a clock step back) clears the flag until the index is rebuilt.
- * Only meaningful when the queue is empty.
+ * Whether an existing index was built by an earlier version: without the timestamp blocks,
+ * or with a trigger of another text. {@link createCjkIndex} upgrades it.
  */
-export function cjkTimestampsMonotonic(db: SqlExecutor): boolean {
-  if (!objectExists(db, "table", CJK_STATE_TABLE) || !objectExists(db, "table", CJK_QUEUE_TABLE))
-    return false;
-  if (cjkQueuePending(db)) return false;
-  const row = db.get<{ value: number }>(`SELECT value FROM ${CJK_STATE_TABLE} WHERE key = 'ts_monotonic'`);
-  return row?.value === 1;
+export function cjkIndexNeedsUpgrade(db: SqlExecutor): boolean {
+  return timestampBlocksFill(db, CJK_STATE_TABLE) === null || outdatedTriggers(db).length > 0;
 }
 
-function markNotMonotonic(db: SqlExecutor): void {
-  db.run(`UPDATE ${CJK_STATE_TABLE} SET value = 0 WHERE key = 'ts_monotonic'`);
-}
-
-/** Whether message `id` (timestamp `ts`) sits in timestamp order between its id neighbours. */
-function inOrder(db: SqlExecutor, id: number, ts: number): boolean {
-  const prev = db.get<{ t: number }>(
-    "SELECT timestamp AS t FROM messages WHERE id < ? ORDER BY id DESC LIMIT 1",
-    [id],
-  );
-  const next = db.get<{ t: number }>("SELECT timestamp AS t FROM messages WHERE id > ? ORDER BY id LIMIT 1", [
-    id,
-  ]);
-  return (prev === undefined || prev.t <= ts) && (next === undefined || ts <= next.t);
+/**
+ * Whether the timestamp blocks bound every indexed message right now: complete (fill done)
+ * and nothing queued (a queued change may have raised a timestamp they do not know yet).
+ */
+export function cjkOrderUsable(db: SqlExecutor): boolean {
+  const fill = timestampBlocksFill(db, CJK_STATE_TABLE);
+  if (fill === null || fill.next < fill.end) return false;
+  return !cjkQueuePending(db);
 }
 
 /** Drops every object of the index (the triggers first, so no write ever meets a missing table). */
@@ -156,21 +188,14 @@ export function backfillCjkChunk(db: SqlExecutor, chunk: number): { done: number
     "SELECT id, timestamp, content, tool_calls, tool_name FROM messages WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
     [state.next, state.end, chunk],
   );
-  let prevTs =
-    db.get<{ t: number }>("SELECT timestamp AS t FROM messages WHERE id <= ? ORDER BY id DESC LIMIT 1", [
-      state.next,
-    ])?.t ?? Number.NEGATIVE_INFINITY;
-  let monotonic = true;
   for (const row of rows) {
     // Messages of the backfill range have never been indexed (the queue is applied only once
     // the backfill is complete, and a rebuild starts from an empty index): insert only.
     const doc = cjkGramDocument([row.content, row.tool_calls, row.tool_name]);
     if (doc !== null) db.run(`INSERT INTO ${CJK_INDEX_TABLE}(rowid, grams) VALUES (?, ?)`, [row.id, doc]);
-    if (row.timestamp < prevTs) monotonic = false;
-    prevTs = row.timestamp;
   }
-  if (!monotonic) markNotMonotonic(db);
   const last = rows.length < chunk ? state.end : (rows[rows.length - 1]?.id ?? state.end);
+  if (objectExists(db, "table", CJK_ORDER_TABLE)) raiseTimestampBlocks(db, state.next, last);
   db.run(`UPDATE ${CJK_STATE_TABLE} SET value = ? WHERE key = 'backfill_next'`, [last]);
   return { done: last - state.next, remaining: state.end - last };
 }
@@ -199,13 +224,16 @@ export function drainCjkQueue(db: SqlExecutor, chunk: number): number {
   if (queued.length === 0) return 0;
   const lastSeq = queued[queued.length - 1]?.seq ?? 0;
   const ids = [...new Set(queued.map((q) => q.message_id))];
+  // Absent only in an index not yet upgraded (see createCjkIndex), whose fill covers it later.
+  const blocks = objectExists(db, "table", CJK_ORDER_TABLE);
   for (const id of ids) {
     const row = db.get<MessageTexts>(
       "SELECT id, timestamp, content, tool_calls, tool_name FROM messages WHERE id = ?",
       [id],
     );
     reindex(db, id, row);
-    if (row !== undefined && !inOrder(db, id, row.timestamp)) markNotMonotonic(db);
+    // A message written or re-stamped since: its block's bound may have to rise.
+    if (row !== undefined && blocks) raiseTimestampBlocks(db, id - 1, id);
   }
   db.run(`DELETE FROM ${CJK_QUEUE_TABLE} WHERE rowid <= ?`, [lastSeq]);
   return queued.length;

@@ -1,0 +1,56 @@
+import type { SqlExecutor } from "@hermes/schema";
+import { cjkOrderUsable } from "./cjk-index/cjk-index.js";
+import { TS_BLOCK_SHIFT } from "./cjk-index/timestamp-blocks.js";
+import type { SearchIndexName } from "./query/plan-search.js";
+import { filterSql, newestMatchIdsSql, newestProofSql, type SearchFilters } from "./search-sql.js";
+
+/** Matches read in the first round, at least (then four per hit needed). */
+const FIRST_READ = 64;
+/** Each further round reads this many times more. */
+const GROWTH = 8;
+/** Past this many candidates the proof is not worth it: the caller sorts every match. */
+const MAX_READ = 40_960;
+
+/**
+ * A set of matching ids that contains the first `need` hits of one index's `MATCH` in the
+ * reference's newest-first order (`timestamp DESC`, ties as {@link newestFirstOrderSql}) under
+ * `filters`; the caller orders the set and takes its page. `null` when no such set can be
+ * proven cheaply: the caller then sorts every match.
+ *
+ * Why it is exact: read the newest matches by id (`ORDER BY rowid DESC LIMIT n`, cheap off
+ * FTS5), down to id `last`. Every other match has an id below `last`, so a timestamp at most
+ * the bound of the blocks up to `last - 1` (`hermes_search_ts_blocks`). A candidate with a
+ * timestamp strictly above that bound ranks before every other match whatever the tie rule;
+ * once `need` candidates (after filters) do, the first `need` hits are all candidates. Else
+ * read eight times more. In a real file ids grow with time, so the first round proves it.
+ *
+ * Needs the short-CJK index caught up (`cjkOrderUsable`): the blocks must bound every message.
+ * Run inside one read transaction, so the rounds see one snapshot.
+ */
+export function newestMatchCandidates(
+  db: SqlExecutor,
+  index: SearchIndexName,
+  match: string,
+  filters: SearchFilters,
+  need: number,
+): number[] | null {
+  if (!cjkOrderUsable(db)) return null;
+  const filterParams = filterSql(filters).params;
+  for (let n = Math.max(FIRST_READ, 4 * need); ; n *= GROWTH) {
+    const ids = db.all<{ id: number }>(newestMatchIdsSql(index), [match, n]).map((r) => r.id);
+    const last = ids[ids.length - 1];
+    // Fewer than asked: every match is here.
+    if (ids.length < n || last === undefined) return ids;
+    // Block of the highest id below `last` (`>>` in SQLite is a 64-bit arithmetic shift).
+    const block = Math.floor((last - 1) / 2 ** TS_BLOCK_SHIFT);
+    const proof = db.get<{ n: number }>(newestProofSql(filters), [
+      block,
+      block,
+      block,
+      JSON.stringify(ids),
+      ...filterParams,
+    ]);
+    if ((proof?.n ?? 0) >= need) return ids;
+    if (n >= MAX_READ) return null;
+  }
+}
