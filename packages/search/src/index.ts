@@ -23,6 +23,7 @@ export {
   CJK_ORDER_TABLE,
   fillTimestampBlocksChunk,
   raiseTimestampBlocks,
+  raiseTimestampBlocksOf,
   TIMESTAMP_BOUND_SQL,
   type TimestampBlocksFill,
   TS_BLOCK_SHIFT,
@@ -84,6 +85,7 @@ export {
   type SearchIndexProgress,
   type SearchIndexReport,
   type SearchIndexStatus,
+  TS_BLOCKS_CHUNK,
   verifySearchIndexes,
 } from "./search-index-maintenance.js";
 export { SEARCH_LIMITS, searchLimitViolation } from "./search-limits.js";

@@ -5,6 +5,7 @@ import {
   CJK_ORDER_DDL,
   CJK_ORDER_TABLE,
   raiseTimestampBlocks,
+  raiseTimestampBlocksOf,
   timestampBlocksFill,
 } from "./timestamp-blocks.js";
 
@@ -232,9 +233,9 @@ export function drainCjkQueue(db: SqlExecutor, chunk: number): number {
       [id],
     );
     reindex(db, id, row);
-    // A message written or re-stamped since: its block's bound may have to rise.
-    if (row !== undefined && blocks) raiseTimestampBlocks(db, id - 1, id);
   }
+  // Messages written or re-stamped since: their blocks' bounds may have to rise.
+  if (blocks) raiseTimestampBlocksOf(db, ids);
   db.run(`DELETE FROM ${CJK_QUEUE_TABLE} WHERE rowid <= ?`, [lastSeq]);
   return queued.length;
 }

@@ -42,6 +42,24 @@ export function raiseTimestampBlocks(db: SqlExecutor, lo: number, hi: number): v
   );
 }
 
+/**
+ * Raises the bounds of the blocks of the given messages (ids that no longer exist are
+ * skipped); run inside a write transaction. Two statements however many ids.
+ */
+export function raiseTimestampBlocksOf(db: SqlExecutor, ids: readonly number[]): void {
+  if (ids.length === 0) return;
+  const json = JSON.stringify(ids);
+  for (const [level, shift] of [
+    [0, TS_BLOCK_SHIFT],
+    [1, TS_BLOCK_SHIFT + TS_COARSE_SHIFT],
+  ] as const) {
+    db.run(
+      `INSERT INTO ${CJK_ORDER_TABLE}(level, block, max_ts) SELECT ${level}, id >> ${shift}, max(timestamp) FROM messages WHERE id IN (SELECT value FROM json_each(?)) AND timestamp IS NOT NULL GROUP BY id >> ${shift} ${RAISE}`,
+      [json],
+    );
+  }
+}
+
 /** Fill progress of the table for messages that existed when it was created. */
 export interface TimestampBlocksFill {
   /** Messages with an id up to `next` are covered. */
