@@ -29,14 +29,13 @@ import {
   type CreateSessionInput,
   canonicalMessage,
   canonicalSession,
-  decimalValue,
+  conversationWindowArguments,
   duration,
   type EnsureSessionInput,
   EXPORT_ALL_LIMIT,
   type ExportReport,
   type ExportStreamOptions,
   escapeLike,
-  estimateTokens,
   exportFilter,
   type ForkSessionOptions,
   forkArguments,
@@ -49,34 +48,33 @@ import {
   isReplayedUserPrompt,
   iterMessagesArguments,
   type JsonlDestination,
-  jsonIfTruthy,
   jsonlHeaderLine,
-  LAST_AUTO_PRUNE_KEY,
-  LAST_NUMBER,
   type Lineage,
   type LineageLinkKind,
   type LineageNode,
   type ListSessionsRichOptions,
+  lineageBase,
   MAX_APPEND_BATCH,
   MAX_LIMIT,
   MAX_LINEAGE_HOPS,
   MESSAGE_COLUMNS as MESSAGE_COLUMN_SPECS,
   type MessageRow,
   messageRowFor,
-  NUMBERED_SUFFIX,
   newSessionId,
+  newSessionRow,
+  nextLineageTitle,
   nonNegativeInt,
   optionalNumber,
   optionalString,
   optionalStringArray,
   options,
   type PortableSession,
-  parsePythonFloat,
   previewOf,
-  pythonFloatText,
+  REPLAY_COLUMNS,
   type RichSessionRow,
   removeSessionFiles,
   requireId,
+  runAutoPrune,
   SESSION_COLUMNS as SESSION_COLUMN_SPECS,
   type SearchHit,
   type SearchMessagesOptions,
@@ -100,7 +98,7 @@ import {
   type UpdateTokenCountsInput,
   type UsageStatsOptions,
   type UsageStatsRow,
-  type WindowRow,
+  WindowPicker,
 } from "@hermes/store";
 import { type Expression, type ExpressionBuilder, type RawBuilder, sql } from "kysely";
 import pg from "pg";
@@ -270,35 +268,8 @@ export class PostgresSessionStore implements SessionStoreApi {
 
   /** Creates a session; an existing id is left as it is (first write wins). Returns the id. */
   async createSession(input: CreateSessionInput): Promise<string> {
-    const s = options("session", input);
-    const id = requireId("id", s.id);
-    const source = requireId("source", s.source);
-    const parent = optionalString("parentSessionId", s.parentSessionId);
-    if (
-      s.modelConfig !== undefined &&
-      s.modelConfig !== null &&
-      (typeof s.modelConfig !== "object" || Array.isArray(s.modelConfig))
-    ) {
-      throw new InvalidArgumentError("modelConfig", "modelConfig must be an object or null");
-    }
-    let modelConfig: string | null;
-    try {
-      modelConfig = jsonIfTruthy(s.modelConfig);
-    } catch (error) {
-      throw new InvalidArgumentError(
-        "modelConfig",
-        `modelConfig cannot be stored as JSON: ${(error as Error).message}`,
-      );
-    }
-    const row = {
-      id,
-      source,
-      user_id: optionalString("userId", s.userId),
-      model: optionalString("model", s.model),
-      model_config: modelConfig,
-      system_prompt: optionalString("systemPrompt", s.systemPrompt),
-      parent_session_id: parent,
-    };
+    const row = newSessionRow(input);
+    const { id, parent_session_id: parent } = row;
     await this.#write(async (db) => {
       try {
         await db
@@ -1200,42 +1171,17 @@ export class PostgresSessionStore implements SessionStoreApi {
   }
 
   /** Startup housekeeping: prune (and vacuum) at most once per `minIntervalHours`. Never throws. */
-  async maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
-    const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
-    try {
-      const opts = options("options", o);
-      const retentionDays = duration("retentionDays", opts.retentionDays, 90);
-      const minIntervalHours = duration("minIntervalHours", opts.minIntervalHours, 24);
-      if (opts.vacuum !== undefined && typeof opts.vacuum !== "boolean") {
-        throw new InvalidArgumentError("vacuum", "vacuum must be a boolean");
-      }
-      const sessionsDir = sessionsDirOf(opts.sessionsDir);
-      const lastRaw = await this.getMeta(LAST_AUTO_PRUNE_KEY);
-      const now = this.#now();
-      if (lastRaw) {
-        const last = parsePythonFloat(lastRaw);
-        if (last !== null && now - last < minIntervalHours * 3600) {
-          result.skipped = true;
-          return result;
-        }
-      }
-      result.pruned = await this.pruneSessions({
-        olderThanDays: retentionDays,
-        ...(sessionsDir === null ? {} : { sessionsDir }),
-      });
-      if (opts.vacuum !== false && result.pruned > 0) {
-        try {
-          await this.vacuum();
-          result.vacuumed = true;
-        } catch {
-          // As on SQLite: the prune stands.
-        }
-      }
-      await this.setMeta(LAST_AUTO_PRUNE_KEY, pythonFloatText(now));
-    } catch (error) {
-      result.error = error instanceof Error ? error.message : String(error);
-    }
-    return result;
+  maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
+    return runAutoPrune(
+      {
+        getMeta: (key) => this.getMeta(key),
+        setMeta: (key, value) => this.setMeta(key, value),
+        prune: (options) => this.pruneSessions(options),
+        vacuum: () => this.vacuum(),
+        now: () => this.#now(),
+      },
+      o,
+    );
   }
 
   // Portability ---------------------------------------------------------------------------
@@ -1413,16 +1359,7 @@ export class PostgresSessionStore implements SessionStoreApi {
 
   /** The last messages of a session, bounded by count and tokens. */
   async getConversationWindow(sessionId: string, o?: ConversationWindowOptions): Promise<ConversationWindow> {
-    const id = requireId("sessionId", sessionId);
-    const opts = options("options", o);
-    const maxTokens = nonNegativeInt("maxTokens", opts.maxTokens, Number.MAX_SAFE_INTEGER);
-    const lastMessages = nonNegativeInt(
-      "lastMessages",
-      opts.lastMessages,
-      opts.maxTokens === undefined ? 100 : Number.MAX_SAFE_INTEGER,
-    );
-    if (opts.lastMessages === 0)
-      throw new InvalidArgumentError("lastMessages", "lastMessages must be at least 1");
+    const { id, lastMessages, maxTokens } = conversationWindowArguments(sessionId, o);
     return this.#snapshot(async (db) => {
       const total =
         (
@@ -1432,54 +1369,35 @@ export class PostgresSessionStore implements SessionStoreApi {
             .where("session_id", "=", id)
             .executeTakeFirst()
         )?.n ?? 0;
-      const picked: WindowRow[] = [];
-      let tokens = 0;
-      let beforeT = Number.POSITIVE_INFINITY;
-      let beforeId = Number.MAX_SAFE_INTEGER;
-      scan: while (picked.length < lastMessages) {
-        const wanted = Math.min(200, lastMessages - picked.length);
-        const page: WindowRow[] = await db
-          .selectFrom("messages")
-          .select([
-            "id",
-            "timestamp",
-            "role",
-            "content",
-            "tool_call_id",
-            "tool_calls",
-            "tool_name",
-            "token_count",
-            "reasoning",
-            "reasoning_content",
-            "reasoning_details",
-            "codex_reasoning_items",
-            "codex_message_items",
-          ])
-          .where("session_id", "=", id)
-          .where((eb) => eb(eb.refTuple("timestamp", "id"), "<", eb.tuple(beforeT, beforeId)))
-          .orderBy("timestamp", "desc")
-          .orderBy("id", "desc")
-          .limit(wanted)
-          .execute();
-        for (const row of page) {
-          const t = estimateTokens(row);
-          if (picked.length > 0 && tokens + t > maxTokens) break scan;
-          picked.push(row);
-          tokens += t;
-          if (picked.length >= lastMessages) break scan;
-        }
-        if (page.length < wanted) break;
-        const last = page[page.length - 1]!;
-        beforeT = last.timestamp;
-        beforeId = last.id;
+      const picker = new WindowPicker(lastMessages, maxTokens);
+      while (picker.wanted > 0) {
+        picker.take(
+          await db
+            .selectFrom("messages")
+            .select([
+              "id",
+              "timestamp",
+              "role",
+              "content",
+              "tool_call_id",
+              "tool_calls",
+              "tool_name",
+              "token_count",
+              "reasoning",
+              "reasoning_content",
+              "reasoning_details",
+              "codex_reasoning_items",
+              "codex_message_items",
+            ])
+            .where("session_id", "=", id)
+            .where((eb) => eb(eb.refTuple("timestamp", "id"), "<", eb.tuple(picker.beforeT, picker.beforeId)))
+            .orderBy("timestamp", "desc")
+            .orderBy("id", "desc")
+            .limit(picker.wanted)
+            .execute(),
+        );
       }
-      picked.reverse();
-      while (picked.length > 1 && picked[0]!.role === "tool") tokens -= estimateTokens(picked.shift()!);
-      return {
-        messages: picked.map((row) => toConversationMessage(row)),
-        omittedMessages: total - picked.length,
-        estimatedTokens: tokens,
-      };
+      return picker.result(total);
     });
   }
 
@@ -1821,21 +1739,13 @@ async function compressionTip(db: PgDb, id: string): Promise<string> {
 }
 
 async function nextTitleInLineage(db: PgDb, title: string): Promise<string> {
-  const base = NUMBERED_SUFFIX.exec(title)?.[1] ?? title;
+  const base = lineageBase(title);
   const existing = await db
     .selectFrom("sessions")
     .select("title")
     .where((eb) => eb.or([eb("title", "=", base), eb("title", "ilike", `${escapeLike(base)} #%`)]))
     .execute();
-  if (existing.length === 0) return base;
-  let max = 1n;
-  for (const row of existing) {
-    const digits = typeof row.title === "string" ? LAST_NUMBER.exec(row.title)?.[1] : undefined;
-    if (digits === undefined) continue;
-    const n = decimalValue(digits);
-    if (n > max) max = n;
-  }
-  return `${base} #${max + 1n}`;
+  return nextLineageTitle(base, existing);
 }
 
 async function insertMessage(
@@ -1893,19 +1803,6 @@ async function insertMessage(
     .execute();
   return id;
 }
-
-const REPLAY_COLUMNS = [
-  "role",
-  "content",
-  "tool_call_id",
-  "tool_calls",
-  "tool_name",
-  "reasoning",
-  "reasoning_content",
-  "reasoning_details",
-  "codex_reasoning_items",
-  "codex_message_items",
-] as const;
 
 async function conversationOf(
   db: PgDb,

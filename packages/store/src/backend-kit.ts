@@ -16,25 +16,40 @@ export {
   isReplayedUserPrompt,
   MAX_LINEAGE_HOPS,
   parseOr,
+  REPLAY_COLUMNS,
   toConversationMessage,
   truthy,
 } from "./operations/conversation.js";
 export { previewOf, TIP_FIELDS } from "./operations/listing.js";
 export { MAX_APPEND_BATCH, messageRowFor, parseToolCalls, toMessageRow } from "./operations/messages.js";
 export {
+  type AutoPruneBackend,
   duration,
   EXPORT_ALL_LIMIT,
   LAST_AUTO_PRUNE_KEY,
   parsePythonFloat,
   pythonFloatText,
   removeSessionFiles,
+  runAutoPrune,
   sessionsDirOf,
 } from "./operations/retention.js";
 export { type SearchArguments, searchArguments } from "./operations/search.js";
-export { escapeLike, jsonIfTruthy } from "./operations/sessions.js";
-export { decimalValue, LAST_NUMBER, NUMBERED_SUFFIX, titleArgument } from "./operations/titles.js";
+export { escapeLike, jsonIfTruthy, newSessionRow } from "./operations/sessions.js";
+export {
+  decimalValue,
+  LAST_NUMBER,
+  lineageBase,
+  NUMBERED_SUFFIX,
+  nextLineageTitle,
+  titleArgument,
+} from "./operations/titles.js";
 export { parsePythonJson } from "./parse-python-json.js";
-export { estimateTokens, type WindowRow } from "./portable/conversation-window.js";
+export {
+  conversationWindowArguments,
+  estimateTokens,
+  WindowPicker,
+  type WindowRow,
+} from "./portable/conversation-window.js";
 export { type ChunkSink, jsonlHeaderLine, sinkFor } from "./portable/export-jsonl.js";
 export { exportFilter } from "./portable/export-stream.js";
 export { forkArguments, newSessionId } from "./portable/fork-session.js";

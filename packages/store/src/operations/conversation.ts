@@ -25,7 +25,8 @@ interface ReplayRow {
   codex_message_items: string | null;
 }
 
-const REPLAY_COLUMNS = [
+/** The columns a conversation replay reads (shared with other backends). */
+export const REPLAY_COLUMNS = [
   "role",
   "content",
   "tool_call_id",
@@ -127,7 +128,10 @@ export function toConversationMessage(row: ReplayRow): ConversationMessage {
  * prompt would appear twice. A user message is a replay when the same text was sent earlier
  * with no assistant answer (content or tool calls) in between.
  */
-export function isReplayedUserPrompt(previous: readonly ConversationMessage[], msg: ConversationMessage): boolean {
+export function isReplayedUserPrompt(
+  previous: readonly ConversationMessage[],
+  msg: ConversationMessage,
+): boolean {
   if (msg.role !== "user" || typeof msg.content !== "string" || msg.content === "") return false;
   for (let i = previous.length - 1; i >= 0; i--) {
     const prev = previous[i] as ConversationMessage;

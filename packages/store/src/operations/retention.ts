@@ -323,8 +323,34 @@ export function pythonFloatText(value: number): string {
  * nothing was pruned (so restarts within the interval do not rescan); a failed VACUUM is not an
  * error (the prune stands); a failed prune records nothing.
  */
-export async function maybeAutoPruneAndVacuum(
-  ctx: StoreContext,
+export function maybeAutoPruneAndVacuum(ctx: StoreContext, o?: AutoPruneOptions): Promise<AutoPruneResult> {
+  return runAutoPrune(
+    {
+      getMeta: async (key) => getMeta(ctx, key),
+      setMeta: (key, value) => setMeta(ctx, key, value),
+      prune: (options) => pruneSessions(ctx, options),
+      vacuum: () => vacuum(ctx),
+      now: () => ctx.now(),
+    },
+    o,
+  );
+}
+
+/** What {@link runAutoPrune} needs from a backend. */
+export interface AutoPruneBackend {
+  getMeta(key: string): Promise<string | null>;
+  setMeta(key: string, value: string): Promise<void>;
+  prune(o: { olderThanDays: number; sessionsDir?: string }): Promise<number>;
+  vacuum(): Promise<void>;
+  now(): number;
+}
+
+/**
+ * The startup housekeeping of `maybeAutoPruneAndVacuum` on any backend (see there for the
+ * rules): prune, vacuum when something was pruned, record the time; never throws.
+ */
+export async function runAutoPrune(
+  backend: AutoPruneBackend,
   o?: AutoPruneOptions,
 ): Promise<AutoPruneResult> {
   const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
@@ -337,8 +363,8 @@ export async function maybeAutoPruneAndVacuum(
     }
     const sessionsDir = sessionsDirOf(opts.sessionsDir);
 
-    const lastRaw = getMeta(ctx, LAST_AUTO_PRUNE_KEY);
-    const now = ctx.now();
+    const lastRaw = await backend.getMeta(LAST_AUTO_PRUNE_KEY);
+    const now = backend.now();
     if (lastRaw) {
       const last = parsePythonFloat(lastRaw);
       // NaN compares false, so a stored "nan" never skips (as in the reference).
@@ -347,19 +373,19 @@ export async function maybeAutoPruneAndVacuum(
         return result;
       }
     }
-    result.pruned = await pruneSessions(ctx, {
+    result.pruned = await backend.prune({
       olderThanDays: retentionDays,
       ...(sessionsDir === null ? {} : { sessionsDir }),
     });
     if (opts.vacuum !== false && result.pruned > 0) {
       try {
-        await vacuum(ctx);
+        await backend.vacuum();
         result.vacuumed = true;
       } catch {
         // Space is reclaimed next time; the prune itself is committed and stands.
       }
     }
-    await setMeta(ctx, LAST_AUTO_PRUNE_KEY, pythonFloatText(now));
+    await backend.setMeta(LAST_AUTO_PRUNE_KEY, pythonFloatText(now));
   } catch (error) {
     result.error = error instanceof Error ? error.message : String(error);
   }

@@ -57,11 +57,19 @@ export function foreignKeyToNotFound(error: unknown, sessionId: string, what: st
 }
 
 /**
- * `INSERT OR IGNORE` of a new session (`started_at` = now): an existing id is left untouched
- * (first write wins, even when the second call names an unknown parent). A new row naming an
- * unknown parent fails the foreign key → `SESSION_NOT_FOUND`.
+ * The row `createSession` inserts (all but `started_at`), from its checked input: `INVALID_ARGUMENT`
+ * for bad ids, a `modelConfig` that is not an object or cannot be stored as JSON (shared with
+ * other backends).
  */
-export async function createSession(ctx: StoreContext, input: CreateSessionInput): Promise<string> {
+export function newSessionRow(input: CreateSessionInput): {
+  id: string;
+  source: string;
+  user_id: string | null;
+  model: string | null;
+  model_config: string | null;
+  system_prompt: string | null;
+  parent_session_id: string | null;
+} {
   const s = options("session", input);
   const id = requireId("id", s.id);
   const source = requireId("source", s.source);
@@ -83,7 +91,7 @@ export async function createSession(ctx: StoreContext, input: CreateSessionInput
       `modelConfig cannot be stored as JSON: ${(error as Error).message}`,
     );
   }
-  const args = {
+  return {
     id,
     source,
     user_id: optionalString("userId", s.userId),
@@ -91,11 +99,20 @@ export async function createSession(ctx: StoreContext, input: CreateSessionInput
     model_config: modelConfig,
     system_prompt: optionalString("systemPrompt", s.systemPrompt),
     parent_session_id: parent,
-    started_at: 0,
   };
+}
+
+/**
+ * `INSERT OR IGNORE` of a new session (`started_at` = now): an existing id is left untouched
+ * (first write wins, even when the second call names an unknown parent). A new row naming an
+ * unknown parent fails the foreign key → `SESSION_NOT_FOUND`.
+ */
+export async function createSession(ctx: StoreContext, input: CreateSessionInput): Promise<string> {
+  const row = newSessionRow(input);
+  const { id, parent_session_id: parent } = row;
   await ctx.writes.run("createSession", () => {
     try {
-      ctx.conn.runOf(insertSession, { ...args, started_at: ctx.now() });
+      ctx.conn.runOf(insertSession, { ...row, started_at: ctx.now() });
     } catch (error) {
       throw foreignKeyToNotFound(error, parent ?? id, "createSession: unknown parent");
     }

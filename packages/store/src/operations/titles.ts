@@ -151,7 +151,7 @@ export function decimalValue(digits: string): bigint {
  */
 export function getNextTitleInLineage(ctx: StoreContext, baseTitle: string): string {
   const title = titleArgument("baseTitle", baseTitle);
-  const base = NUMBERED_SUFFIX.exec(title)?.[1] ?? title;
+  const base = lineageBase(title);
   const existing = ctx.conn.allOf<{ title: string | null }, { base: string; pattern: string }>(
     lineageTitlesQ,
     {
@@ -159,6 +159,20 @@ export function getNextTitleInLineage(ctx: StoreContext, baseTitle: string): str
       pattern: `${escapeLike(base)} #%`,
     },
   );
+  return nextLineageTitle(base, existing);
+}
+
+/** The base of a lineage title: `X #3` → `X`, `X` → `X`. */
+export function lineageBase(title: string): string {
+  return NUMBERED_SUFFIX.exec(title)?.[1] ?? title;
+}
+
+/**
+ * The next title of the lineage `base`, given the stored titles equal to `base` or like
+ * `base #…` (shared with other backends): `base` when there is none, else `base #n` above the
+ * largest number in use (at least `#2`).
+ */
+export function nextLineageTitle(base: string, existing: ReadonlyArray<{ title: string | null }>): string {
   if (existing.length === 0) return base;
   let max = 1n;
   for (const row of existing) {

@@ -65,16 +65,75 @@ export function estimateTokens(row: WindowRow): number {
 }
 
 /**
- * The last messages of a session, bounded by count and/or tokens, read backwards from the end
- * (never the whole session), in the shape of `getMessagesAsConversation`. Leading tool results
- * whose call fell outside the window are dropped, so the window can be sent to a model as is.
- * An unknown session gives an empty window.
+ * Picks a conversation window from pages of a session's messages read newest first (shared
+ * by the backends, which only fetch the pages): ask for `wanted` rows before `(beforeT,
+ * beforeId)` while `wanted` > 0, hand each page to `take`, then read `result`.
  */
-export function getConversationWindow(
-  ctx: StoreContext,
-  sessionId: string,
-  o?: ConversationWindowOptions,
-): ConversationWindow {
+export class WindowPicker {
+  readonly #lastMessages: number;
+  readonly #maxTokens: number;
+  readonly #picked: WindowRow[] = [];
+  #tokens = 0;
+  #done = false;
+  /** The cursor: the next page holds the rows before this `(timestamp, id)`. */
+  beforeT = Number.POSITIVE_INFINITY;
+  beforeId = Number.MAX_SAFE_INTEGER;
+
+  constructor(lastMessages: number, maxTokens: number) {
+    this.#lastMessages = lastMessages;
+    this.#maxTokens = maxTokens;
+  }
+
+  /** Rows the next page should hold; 0 when the window is complete. */
+  get wanted(): number {
+    return this.#done ? 0 : Math.min(PAGE, this.#lastMessages - this.#picked.length);
+  }
+
+  /** Takes a page (newest first) of at most `wanted` rows. */
+  take(page: readonly WindowRow[]): void {
+    const wanted = this.wanted;
+    for (const row of page) {
+      const t = estimateTokens(row);
+      // The newest message is always included, even when it alone is over the budget.
+      if (this.#picked.length > 0 && this.#tokens + t > this.#maxTokens) {
+        this.#done = true;
+        return;
+      }
+      this.#picked.push(row);
+      this.#tokens += t;
+      if (this.#picked.length >= this.#lastMessages) {
+        this.#done = true;
+        return;
+      }
+    }
+    const last = page[page.length - 1];
+    if (page.length < wanted || last === undefined) {
+      this.#done = true;
+      return;
+    }
+    this.beforeT = last.timestamp;
+    this.beforeId = last.id;
+  }
+
+  /** The window, oldest first, given the session's message count. */
+  result(total: number): ConversationWindow {
+    const picked = [...this.#picked].reverse();
+    let tokens = this.#tokens;
+    // A tool result without its assistant call is rejected by chat APIs.
+    while (picked.length > 1 && picked[0]!.role === "tool") tokens -= estimateTokens(picked.shift()!);
+    return {
+      messages: picked.map((row) => toConversationMessage(row)),
+      omittedMessages: total - picked.length,
+      estimatedTokens: tokens,
+    };
+  }
+}
+
+/** Checks the arguments of `getConversationWindow` (shared with other backends). */
+export function conversationWindowArguments(
+  sessionId: unknown,
+  o: ConversationWindowOptions | undefined,
+): { id: string; lastMessages: number; maxTokens: number } {
   const id = requireId("sessionId", sessionId);
   const opts = options("options", o);
   const maxTokens = nonNegativeInt("maxTokens", opts.maxTokens, Number.MAX_SAFE_INTEGER);
@@ -85,37 +144,31 @@ export function getConversationWindow(
   );
   if (opts.lastMessages === 0)
     throw new InvalidArgumentError("lastMessages", "lastMessages must be at least 1");
+  return { id, lastMessages, maxTokens };
+}
 
+/**
+ * The last messages of a session, bounded by count and/or tokens, read backwards from the end
+ * (never the whole session), in the shape of `getMessagesAsConversation`. Leading tool results
+ * whose call fell outside the window are dropped, so the window can be sent to a model as is.
+ * An unknown session gives an empty window.
+ */
+export function getConversationWindow(
+  ctx: StoreContext,
+  sessionId: string,
+  o?: ConversationWindowOptions,
+): ConversationWindow {
+  const { id, lastMessages, maxTokens } = conversationWindowArguments(sessionId, o);
   return readSnapshot(ctx, () => {
     const total = ctx.conn.get<{ n: number }>(COUNT_SQL, [id])?.n ?? 0;
-    const picked: WindowRow[] = [];
-    let tokens = 0;
-    let beforeT = Number.POSITIVE_INFINITY;
-    let beforeId = Number.MAX_SAFE_INTEGER;
-    scan: while (picked.length < lastMessages) {
-      const wanted = Math.min(PAGE, lastMessages - picked.length);
-      const page = ctx.conn.all<WindowRow>(TAIL_SQL, [
-        { session_id: id, before_t: beforeT, before_id: beforeId, limit: wanted },
-      ]);
-      for (const row of page) {
-        const t = estimateTokens(row);
-        if (picked.length > 0 && tokens + t > maxTokens) break scan;
-        picked.push(row);
-        tokens += t;
-        if (picked.length >= lastMessages) break scan;
-      }
-      if (page.length < wanted) break;
-      const last = page[page.length - 1]!;
-      beforeT = last.timestamp;
-      beforeId = last.id;
+    const picker = new WindowPicker(lastMessages, maxTokens);
+    while (picker.wanted > 0) {
+      picker.take(
+        ctx.conn.all<WindowRow>(TAIL_SQL, [
+          { session_id: id, before_t: picker.beforeT, before_id: picker.beforeId, limit: picker.wanted },
+        ]),
+      );
     }
-    picked.reverse();
-    // A tool result without its assistant call is rejected by chat APIs.
-    while (picked.length > 1 && picked[0]!.role === "tool") tokens -= estimateTokens(picked.shift()!);
-    return {
-      messages: picked.map((row) => toConversationMessage(row)),
-      omittedMessages: total - picked.length,
-      estimatedTokens: tokens,
-    };
+    return picker.result(total);
   });
 }
