@@ -2015,17 +2015,20 @@ export async function openPostgresSessionStore(
   } else {
     const connectionString = requireId("connectionString", opts.connectionString);
     if (schema !== null) {
-      // The schema must exist before the pool's connections point their search_path at it: one
-      // plain client, before there is a pool for Kysely to use.
-      const setup = new pg.Client({ connectionString });
-      await setup.connect();
+      // The schema must exist before the pool's connections point their search_path at it: made
+      // on a one-connection pool of its own, under a session-level advisory lock (released when
+      // that pool ends) so that instances starting together do not race on CREATE SCHEMA.
+      const setupPool = new pg.Pool({ connectionString, max: 1 });
+      const setup = createPgDb(setupPool);
       try {
-        await setup.query(`SELECT pg_advisory_lock(hashtext('hermes-sessions-schema'))`);
-        await setup.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+        await setup.connection().execute(async (db) => {
+          await sql`SELECT pg_advisory_lock(hashtext('hermes-sessions-schema'))`.execute(db);
+          await db.schema.createSchema(schema).ifNotExists().execute();
+        });
       } catch (error) {
         throw mapPgError(error);
       } finally {
-        await setup.end().catch(() => {});
+        await setupPool.end().catch(() => {});
       }
     }
     pool = new pg.Pool({
