@@ -36,6 +36,16 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Whether a kept cluster (`startPgCluster({ dir })`) can live under `parent`: as root the
+ * server runs as `postgres`, which must be able to reach it (a 0700 temp directory of root's
+ * is out of its reach).
+ */
+export function canHostPgCluster(parent: string): boolean {
+  if (process.getuid?.() !== 0) return true;
+  return spawnSync("runuser", ["-u", "postgres", "--", "test", "-x", parent]).status === 0;
+}
+
 /** Options of {@link startPgCluster}. */
 export interface PgClusterOptions {
   /**

@@ -8,7 +8,7 @@ import {
   searchTrigramCount,
   searchVectorLiteral,
 } from "@hermes/postgres";
-import { type PgCluster, startPgCluster } from "@hermes/postgres/testing";
+import { canHostPgCluster, type PgCluster, startPgCluster } from "@hermes/postgres/testing";
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { DatasetInfo } from "./ensure-dataset.js";
@@ -59,6 +59,12 @@ export async function ensurePgDataset(
   log: (message: string) => void,
 ): Promise<PgDataset> {
   const name = basename(data.path, ".db");
+  if (!canHostPgCluster(dataDir)) {
+    // The server cannot reach the data directory (e.g. a 0700 temp directory of root's): a
+    // throwaway cluster, loaded every run.
+    log(`PostgreSQL cannot reach ${dataDir}: loading into a throwaway cluster (not cached)`);
+    return loadFresh(await startPgCluster({ durable: true, settings: SETTINGS }), data, log);
+  }
   const dir = join(dataDir, `pg-${name}-s${PG_SCHEMA_VERSION}`);
   const markerPath = join(dir, "loaded.json");
   const marker = readMarker(markerPath);
@@ -80,21 +86,31 @@ export async function ensurePgDataset(
   }
   // A half-finished load of an interrupted run is thrown away.
   rmSync(dir, { recursive: true, force: true });
-  const cluster = await startPgCluster({ durable: true, dir, settings: SETTINGS });
+  const loaded = await loadFresh(await startPgCluster({ durable: true, dir, settings: SETTINGS }), data, log);
+  const record: Marker = {
+    dataset: name,
+    messages: data.messages,
+    sessions: data.sessions,
+    loadedInMs: loaded.loadedInMs,
+    phases: { ...loaded.phases },
+    schemaVersion: PG_SCHEMA_VERSION,
+    loaderVersion: LOADER_VERSION,
+  };
+  // Written last: only a finished load counts as cached.
+  writeFileSync(markerPath, `${JSON.stringify(record, null, 2)}\n`);
+  return loaded;
+}
+
+/** Loads `data` into the fresh `cluster`, which is stopped if the load fails. */
+async function loadFresh(
+  cluster: PgCluster,
+  data: DatasetInfo,
+  log: (message: string) => void,
+): Promise<PgDataset> {
   try {
     const t0 = performance.now();
     const phases = await load(cluster.connectionString, data, log);
     const loadedInMs = performance.now() - t0;
-    const record: Marker = {
-      dataset: name,
-      messages: data.messages,
-      sessions: data.sessions,
-      loadedInMs,
-      phases,
-      schemaVersion: PG_SCHEMA_VERSION,
-      loaderVersion: LOADER_VERSION,
-    };
-    writeFileSync(markerPath, `${JSON.stringify(record, null, 2)}\n`);
     return { cluster, connectionString: cluster.connectionString, loadedInMs, loadedNow: true, phases };
   } catch (error) {
     cluster.stop();
