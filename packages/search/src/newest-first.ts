@@ -8,7 +8,7 @@ import { filterSql, newestMatchIdsSql, newestProofSql, type SearchFilters } from
 const FIRST_READ = 64;
 /** Each further round reads this many times more. */
 const GROWTH = 8;
-/** Past this many candidates the proof is not worth it: the caller sorts every match. */
+/** No read goes past this many candidates: the caller then sorts every match. */
 const MAX_READ = 40_960;
 
 /**
@@ -36,7 +36,7 @@ export function newestMatchCandidates(
 ): number[] | null {
   if (!cjkOrderUsable(db)) return null;
   const filterParams = filterSql(filters).params;
-  for (let n = Math.max(FIRST_READ, 4 * need); ; n *= GROWTH) {
+  for (let n = Math.max(FIRST_READ, 4 * need); n <= MAX_READ; n *= GROWTH) {
     const ids = db.all<{ id: number }>(newestMatchIdsSql(index), [match, n]).map((r) => r.id);
     const last = ids[ids.length - 1];
     // Fewer than asked: every match is here.
@@ -51,6 +51,6 @@ export function newestMatchCandidates(
       ...filterParams,
     ]);
     if ((proof?.n ?? 0) >= need) return ids;
-    if (n >= MAX_READ) return null;
   }
+  return null;
 }

@@ -176,7 +176,7 @@ function verifyCjkIndex(db: SqlExecutor): SearchIndexStatus {
     tool_name: string | null;
   }>(
     // `bounded`: both levels of the timestamp blocks hold a bound at least the message's.
-    `SELECT id, content, tool_calls, tool_name, ((SELECT count(*) FROM ${CJK_ORDER_TABLE} b WHERE ((b.level = 0 AND b.block = m.id >> ${TS_BLOCK_SHIFT}) OR (b.level = 1 AND b.block = m.id >> ${TS_BLOCK_SHIFT + TS_COARSE_SHIFT})) AND b.max_ts >= m.timestamp) = 2) AS bounded FROM messages m WHERE id IN (SELECT id FROM messages ORDER BY random() LIMIT ${SAMPLE}) AND id NOT IN (SELECT message_id FROM ${CJK_QUEUE_TABLE})`,
+    `SELECT id, content, tool_calls, tool_name, (m.timestamp IS NULL OR (SELECT count(*) FROM ${CJK_ORDER_TABLE} b WHERE ((b.level = 0 AND b.block = m.id >> ${TS_BLOCK_SHIFT}) OR (b.level = 1 AND b.block = m.id >> ${TS_BLOCK_SHIFT + TS_COARSE_SHIFT})) AND b.max_ts >= m.timestamp) = 2) AS bounded FROM messages m WHERE id IN (SELECT id FROM messages ORDER BY random() LIMIT ${SAMPLE}) AND id NOT IN (SELECT message_id FROM ${CJK_QUEUE_TABLE})`,
   );
   for (const row of rows) {
     if (row.bounded !== 1) {

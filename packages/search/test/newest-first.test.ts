@@ -330,6 +330,45 @@ describe("short CJK terms newest first: exactly the reference's LIKE scan", () =
     }
   });
 
+  it("a trigram term in CJK mode (Agent通信) uses the blocks too, but only once the index's backfill is complete", () => {
+    const rows: Row[] = [];
+    for (let i = 1; i <= 3_000; i++)
+      rows.push({
+        id: i,
+        session: i % 3,
+        role: "user",
+        text: i % 4 === 0 ? "和 Agent通信 的记录" : "agent通信协议",
+        timestamp: 1_700_000_000 + i * 10 + ((i * 7919) % 60),
+      });
+    const db = fileWith(["cli", "telegram", "discord"], rows);
+    try {
+      const exec = recordingExecutor(db);
+      const plan = planSearch("Agent通信");
+      expect(plan).toMatchObject({ kind: "substring", rows: { kind: "match", index: TRIGRAM_TABLE } });
+      const match = plan.kind === "substring" && plan.rows.kind === "match" ? plan.rows.match : "";
+      // Index created, backfill one chunk in: blocks cover only the first ids.
+      db.transaction(() => {
+        createCjkIndex(exec);
+        backfillCjkChunk(exec, 500);
+      })();
+      expect(cjkOrderUsable(exec)).toBe(false);
+      expect(newestMatchCandidates(exec, TRIGRAM_TABLE, match, {}, 20)).toBeNull();
+      const qy = { q: "Agent通信", limit: 20, offset: 0 };
+      expect(ours(db, qy)).toEqual(referenceSearch(db, qy.q, qy));
+      catchUp(db);
+      expect(cjkOrderUsable(exec)).toBe(true);
+      // Every message matches: the first 80 lie inside the newest 256-id block, whose bound is
+      // the newest timestamp, so the proof needs the second read (640 of 3,000).
+      expect(newestMatchCandidates(exec, TRIGRAM_TABLE, match, {}, 20)?.length).toBe(640);
+      expect(ours(db, qy)).toEqual(referenceSearch(db, qy.q, qy));
+      expect(ours(db, { ...qy, sourceFilter: ["telegram"], offset: 7 })).toEqual(
+        referenceSearch(db, qy.q, { ...qy, sourceFilter: ["telegram"], offset: 7 }),
+      );
+    } finally {
+      db.close();
+    }
+  });
+
   it("timestamps that run against the ids defeat the bound: every match is read (or sorted), same answer", () => {
     const rows: Row[] = [];
     for (let i = 1; i <= 3_000; i++)

@@ -129,12 +129,16 @@ export function cjkIndexNeedsUpgrade(db: SqlExecutor): boolean {
 }
 
 /**
- * Whether the timestamp blocks bound every indexed message right now: complete (fill done)
- * and nothing queued (a queued change may have raised a timestamp they do not know yet).
+ * Whether the timestamp blocks bound every message right now: the backfill (which raises them
+ * for a fresh index) and the fill (for an upgraded one) are complete, and nothing is queued (a
+ * queued change may have raised a timestamp they do not know yet). They then serve any index's
+ * matches, not only the short-CJK index's.
  */
 export function cjkOrderUsable(db: SqlExecutor): boolean {
   const fill = timestampBlocksFill(db, CJK_STATE_TABLE);
   if (fill === null || fill.next < fill.end) return false;
+  const backfill = cjkBackfillState(db);
+  if (backfill === null || backfill.next < backfill.end) return false;
   return !cjkQueuePending(db);
 }
 
