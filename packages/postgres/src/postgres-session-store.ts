@@ -776,11 +776,13 @@ export class PostgresSessionStore implements SessionStoreApi {
         .selectFrom("messages as m")
         .innerJoin("sessions as s", "s.id", "m.session_id")
         .$if(built.lateral.length > 0, (qb) =>
-          // Each single word's occurrences, counted in one pass over the row's vector.
+          // Each term's frequency in the row, computed once: an aggregate over the unnested
+          // vector (count(*) keeps it one for a vector cut down to nothing), whose phrase
+          // columns are functions of the row evaluated in that single result row.
           qb.innerJoinLateral(
             db
-              .selectFrom(sql`unnest(m.search_vector)`.as("u"))
-              .select(built.lateral.map((f, i) => f.as(`f${i}`)))
+              .selectFrom(sql`unnest(${built.lateralVector})`.as("u"))
+              .select([sql<number>`count(*)`.as("lexemes"), ...built.lateral.map((f, i) => f.as(`f${i}`))])
               .as("fq"),
             (join) => join.onTrue(),
           ),
@@ -869,8 +871,9 @@ export class PostgresSessionStore implements SessionStoreApi {
   ): Promise<{
     where: Expression<boolean>;
     score: RawBuilder<number> | null;
-    /** Per-row aggregates over `unnest(m.search_vector) u`, joined laterally as `fq.f0…`. */
+    /** Per-row term frequencies over `unnest(lateralVector) u`, joined laterally as `fq.f0…`. */
     lateral: RawBuilder<number>[];
+    lateralVector: RawBuilder<unknown>;
     ranked: { phrases: Phrase[]; tokenize: typeof wordTokensAt } | null;
     needles: readonly string[];
   } | null> {
@@ -891,26 +894,37 @@ export class PostgresSessionStore implements SessionStoreApi {
       const avgdl = corpus.rows > 0 ? corpus.size / corpus.rows || 1 : 1;
       const terms: RawBuilder<number>[] = [];
       const lateral: RawBuilder<number>[] = [];
+      // Frequencies are read from the row's vector cut down to the query's words (ts_filter of
+      // the words marked with weight A; stored vectors carry no weights): the same positions,
+      // without unnesting every word of the message. Prefix terms need the whole vector.
+      const only = (words: readonly string[]) =>
+        sql`ts_filter(setweight(m.search_vector, 'A', ${words}::text[]), '{a}')`;
+      const singles = phrases.filter((p) => p.words.length === 1);
+      const lateralVector = singles.some((p) => p.prefix)
+        ? sql`m.search_vector`
+        : only(singles.map((p) => p.words[0]!));
       for (const p of phrases) {
         const literal = p.words
           .map((w, i) => `'${w}'${p.prefix && i === p.words.length - 1 ? ":*" : ""}`)
           .join(" <-> ");
         const hits = await count(sql<boolean>`m.search_vector @@ ${literal}::tsquery`);
-        let f: RawBuilder<number>;
         if (p.words.length === 1) {
           const word = p.words[0]!;
           const test = p.prefix ? sql`starts_with(u.lexeme, ${word}::text)` : sql`u.lexeme = ${word}::text`;
           lateral.push(sql<number>`COALESCE(SUM(cardinality(u.positions)) FILTER (WHERE ${test}), 0)`);
-          f = sql<number>`${sql.ref(`fq.f${lateral.length - 1}`)}`;
         } else {
-          f = sql<number>`hermes_phrase_freq(m.search_vector, ${p.words}::text[], ${p.prefix}::boolean)`;
+          // A phrase's occurrences: a function of the row, evaluated once in the lateral row.
+          const vector = p.prefix ? sql`m.search_vector` : only(p.words);
+          lateral.push(sql<number>`hermes_phrase_freq(${vector}, ${p.words}::text[], ${p.prefix}::boolean)`);
         }
+        const f = sql<number>`${sql.ref(`fq.f${lateral.length - 1}`)}`;
         terms.push(bm25Term(bm25Idf(corpus.rows, hits), f, sql`COALESCE(m.search_tokens, 0)`, avgdl));
       }
       return {
         where: sql<boolean>`m.search_vector @@ ${tsq}::tsquery`,
         score: terms.length > 0 ? sql<number>`(${sql.join(terms, sql` + `)})` : sql<number>`(0)`,
         lateral,
+        lateralVector,
         ranked: { phrases, tokenize: wordTokensAt },
         needles: [],
       };
@@ -938,6 +952,7 @@ export class PostgresSessionStore implements SessionStoreApi {
         where: condition,
         score: sql<number>`(${sql.join(terms, sql` + `)})`,
         lateral: [],
+        lateralVector: sql`m.search_vector`,
         ranked: { phrases, tokenize: trigramTokens },
         needles: [],
       };
@@ -946,6 +961,7 @@ export class PostgresSessionStore implements SessionStoreApi {
       where: condition,
       score: null,
       lateral: [],
+      lateralVector: sql`m.search_vector`,
       ranked: null,
       needles: positiveTerms(tree).map((t) => t.text),
     };
@@ -2036,6 +2052,9 @@ export async function openPostgresSessionStore(
       max: nonNegativeInt("maxConnections", opts.maxConnections, 10, 1000) || 10,
       ...(schema === null ? {} : { options: `-c search_path="${schema}",public` }),
     });
+    // An idle connection the server drops (restart, admin shutdown) is discarded by the pool;
+    // without a listener its 'error' event would crash the process.
+    pool.on("error", () => {});
     owns = true;
   }
   const db = createPgDb(pool);
