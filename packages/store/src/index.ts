@@ -1,4 +1,5 @@
 export type { SearchIndexProgress, SearchIndexReport, SearchIndexStatus } from "@hermes/search";
+export * from "./backend-kit.js";
 export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
 export {
   HermesStoreError,
@@ -65,4 +66,3 @@ export type {
   UpdateTokenCountsInput,
 } from "./types.js";
 export type { WriteStats } from "./write-queue.js";
-export * from "./backend-kit.js";

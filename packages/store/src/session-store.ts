@@ -24,9 +24,6 @@ import * as retention from "./operations/retention.js";
 import * as search from "./operations/search.js";
 import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
-import { referenceSearchIndexRepair } from "./search-index-repair.js";
-import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
-import { resolveStatePath } from "./state-path.js";
 import type { AnthropicConversation } from "./portable/anthropic-format.js";
 import type { ConversationWindow, ConversationWindowOptions } from "./portable/conversation-window.js";
 import type { ExportReport, JsonlDestination } from "./portable/export-jsonl.js";
@@ -38,6 +35,9 @@ import type { PortableSession } from "./portable/jsonl-format.js";
 import type { Lineage } from "./portable/lineage.js";
 import * as portable from "./portable/store-methods.js";
 import type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
+import { referenceSearchIndexRepair } from "./search-index-repair.js";
+import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
+import { resolveStatePath } from "./state-path.js";
 import type { StoreContext } from "./store-context.js";
 import type {
   AppendMessageInput,
