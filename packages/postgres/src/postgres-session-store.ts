@@ -810,7 +810,15 @@ export class PostgresSessionStore implements SessionStoreApi {
         .$if(built.score !== null, (qb) =>
           qb.select(built.score!.as("score")).orderBy(sql.ref("score"), "desc").orderBy("m.id"),
         )
-        .$if(built.score === null, (qb) => qb.orderBy("m.timestamp", "desc").orderBy("m.id", "desc"))
+        // Substring (CJK) matches come newest first; ties as the SQLite store orders them (the
+        // reference's own plan): by id ascending, or with a source filter by source, then id
+        // descending (SQLite also orders by the session's rowid there, which PostgreSQL lacks).
+        .$if(built.score === null && sourceFilter === null, (qb) =>
+          qb.orderBy("m.timestamp", "desc").orderBy("m.id", "asc"),
+        )
+        .$if(built.score === null && sourceFilter !== null, (qb) =>
+          qb.orderBy("m.timestamp", "desc").orderBy(collateC("s.source")).orderBy("m.id", "desc"),
+        )
         .limit(limit)
         .offset(offset)
         .execute();

@@ -242,3 +242,41 @@ describe("differential: SQLite and PostgreSQL give the same results", () => {
     }
   });
 });
+
+describe("differential: ties in newest-first (substring) search", () => {
+  it("messages written in the same second come back in the same order on both backends", async () => {
+    const frozen = () => 1_767_225_600; // every row gets the same timestamp: only the tie rule orders them
+    const dir = mkdtempSync(join(tmpdir(), "diff-ties-"));
+    const sqlite = await openSessionStore({ path: join(dir, "state.db"), clock: frozen });
+    const postgres = await openPostgresSessionStore({
+      connectionString: url,
+      schema: `t_${randomBytes(6).toString("hex")}`,
+      clock: frozen,
+    });
+    const run = async (store: SessionStoreApi) => {
+      await store.createSession({ id: "cli-1", source: "cli" });
+      await store.createSession({ id: "tg-1", source: "telegram" });
+      for (let i = 0; i < 8; i++) {
+        const sessionId = i % 3 === 0 ? "tg-1" : "cli-1";
+        await store.appendMessage({ sessionId, role: "user", content: `第${i}次去桂林旅行` });
+      }
+      const ids = async (query: string, options: Record<string, unknown> = {}) =>
+        (await store.searchMessages(query, options)).map((hit) => hit.id);
+      return {
+        twoChars: await ids("桂林"),
+        oneChar: await ids("林"),
+        paged: await ids("桂林", { limit: 3, offset: 2 }),
+        bySource: await ids("桂林", { sourceFilter: ["telegram", "cli"] }),
+        excluding: await ids("桂林", { excludeSources: ["telegram"] }),
+      };
+    };
+    try {
+      const expected = await run(sqlite);
+      expect(expected.twoChars).toHaveLength(8);
+      expect(await run(postgres)).toEqual(expected);
+    } finally {
+      await sqlite.close();
+      await postgres.close();
+    }
+  });
+});
