@@ -18,7 +18,8 @@ export function jsonIfTruthy(value: unknown): string | null {
   return JSON.stringify(value);
 }
 
-const insertSession = compileQuery<{
+/** The columns `createSession` writes, but `started_at` (see {@link newSessionRow}). */
+export type NewSessionRow = {
   id: string;
   source: string;
   user_id: string | null;
@@ -26,8 +27,9 @@ const insertSession = compileQuery<{
   model_config: string | null;
   system_prompt: string | null;
   parent_session_id: string | null;
-  started_at: number;
-}>((db) =>
+};
+
+const insertSession = compileQuery<NewSessionRow & { started_at: number }>((db) =>
   db
     .insertInto("sessions")
     .orIgnore()
@@ -61,15 +63,7 @@ export function foreignKeyToNotFound(error: unknown, sessionId: string, what: st
  * for bad ids, a `modelConfig` that is not an object or cannot be stored as JSON (shared with
  * other backends).
  */
-export function newSessionRow(input: CreateSessionInput): {
-  id: string;
-  source: string;
-  user_id: string | null;
-  model: string | null;
-  model_config: string | null;
-  system_prompt: string | null;
-  parent_session_id: string | null;
-} {
+export function newSessionRow(input: CreateSessionInput): NewSessionRow {
   const s = options("session", input);
   const id = requireId("id", s.id);
   const source = requireId("source", s.source);
