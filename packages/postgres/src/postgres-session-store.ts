@@ -1667,7 +1667,7 @@ export class PostgresSessionStore implements SessionStoreApi {
   /**
    * Counters of the write path, in the SQLite store's shape: every transaction holds one write
    * (no group commit: the server commits concurrent transactions itself), and there is no WAL
-   * file, so the checkpoint and WAL fields stay 0.
+   * file or cross-process queue of writers, so the checkpoint, WAL and hand-off fields stay 0.
    */
   stats(): StoreStats {
     const w = this.#writer.stats;
@@ -1677,6 +1677,8 @@ export class PostgresSessionStore implements SessionStoreApi {
       writesPerGroupMean: w.writes > 0 ? 1 : 0,
       writesPerGroupMax: w.writes > 0 ? 1 : 0,
       checkpoints: 0,
+      handoffs: 0,
+      deferrals: 0,
       walRestarts: 0,
       walEscalations: 0,
       walBytesMax: 0,

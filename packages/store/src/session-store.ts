@@ -17,6 +17,7 @@ import {
 } from "./database-file.js";
 import { HermesStoreError, InvalidArgumentError, StoreClosedError } from "./errors.js";
 import { ensureParentDirectory, refuseSymlinks, tightenPermissions } from "./file-security.js";
+import { HandoffQueue } from "./handoff-queue.js";
 import * as conversation from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";
@@ -89,6 +90,13 @@ export interface OpenSessionStoreOptions {
    * holding this process's writes back briefly so readers with old snapshots let go of the WAL.
    */
   walMaxBytes?: number;
+  /**
+   * Writers of several processes take turns at the write lock in arrival order (default
+   * `true`): a small queue file in `<path>-writers/` records who waits, and each commit wakes the
+   * oldest waiter. `false`: every write races for the lock on its own timers (the last process
+   * to commit then tends to win again, and the others wait longer).
+   */
+  fairWrites?: boolean;
   /** Progress of a long upgrade (an old file's search index backfill). */
   onMigrationProgress?: (progress: MigrationProgress) => void;
   /**
@@ -125,14 +133,22 @@ export interface StoreStats extends WriteStats {
 export class SessionStore {
   readonly #conn: DatabaseConnection;
   readonly #writes: WriteQueue;
+  readonly #turns: HandoffQueue | undefined;
   readonly #ctx: StoreContext;
   readonly #migration: MigrationReport;
   #closed = false;
   #closing: Promise<void> | undefined;
 
   /** @internal Use {@link openSessionStore}. */
-  constructor(conn: DatabaseConnection, writes: WriteQueue, migration: MigrationReport, clock: () => number) {
+  constructor(
+    conn: DatabaseConnection,
+    writes: WriteQueue,
+    migration: MigrationReport,
+    clock: () => number,
+    turns?: HandoffQueue,
+  ) {
     this.#conn = conn;
+    this.#turns = turns;
     this.#writes = writes;
     this.#migration = migration;
     this.#ctx = { conn, writes, path: conn.path, now: clock };
@@ -409,6 +425,7 @@ export class SessionStore {
       // copying what it can, like PASSIVE (as the reference's close, never an error).
       // Skipped once the file was found damaged (the queue refuses to checkpoint then).
       this.#writes.checkpoint("TRUNCATE");
+      this.#turns?.close();
       this.#conn.close();
     })();
     return this.#closing;
@@ -507,6 +524,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
   }
 
   let conn: DatabaseConnection;
+  let turns: HandoffQueue | undefined;
   try {
     conn = new DatabaseConnection(path, pragmas);
   } catch (error) {
@@ -517,6 +535,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     checkSqliteVersion(conn, options.allowUnsupportedSqlite === true);
     tightenPermissions(path);
     await setWalMode(conn, deadlineMs);
+    turns = options.fairWrites === false ? undefined : HandoffQueue.open(path);
     const writes = new WriteQueue(
       conn,
       {
@@ -528,6 +547,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
       },
       () => walSize(path),
       referenceSearchIndexRepair(conn),
+      turns,
     );
     // Upgrading a big old file holds the write lock for minutes (a million messages
     // re-indexed); a process opening the same file meanwhile waits for it instead of failing.
@@ -540,8 +560,15 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
       onProgress: options.onMigrationProgress,
     });
     tightenPermissions(path);
-    return new SessionStore(conn, writes, created ?? migration, options.clock ?? (() => Date.now() / 1000));
+    return new SessionStore(
+      conn,
+      writes,
+      created ?? migration,
+      options.clock ?? (() => Date.now() / 1000),
+      turns,
+    );
   } catch (error) {
+    turns?.close();
     conn.close();
     throw mapSqliteError(error, path);
   }

@@ -32,6 +32,9 @@ export interface AppendWorkerReport {
   retries: number;
   busyErrors: number;
   waitedMs: number;
+  /** Lock hand-offs to the next waiting process, and turns this writer queued for (store only). */
+  handoffs: number;
+  deferrals: number;
   eventLoopP99Ms: number;
   eventLoopMaxMs: number;
 }
@@ -93,6 +96,8 @@ process.once("message", async (request: AppendWorkerRequest) => {
     retries: stats?.retries ?? 0,
     busyErrors: stats?.busyErrors ?? 0,
     waitedMs: stats?.waitedMs ?? 0,
+    handoffs: stats?.handoffs ?? 0,
+    deferrals: stats?.deferrals ?? 0,
     eventLoopP99Ms: histogram.percentile(99) / 1e6,
     eventLoopMaxMs: histogram.max / 1e6,
   };
