@@ -167,6 +167,12 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const QUEUED_WAIT_MS = 5;
 
 /**
+ * Longest stretch, in ms, of writes started back to back without the event loop getting a turn
+ * (a caller awaiting one write after another); then the next write waits for a `setImmediate`.
+ */
+const YIELD_AFTER_MS = 5;
+
+/**
  * The one way this process writes: a FIFO of write units applied in `BEGIN IMMEDIATE … COMMIT`
  * transactions on the single writer connection.
  *
@@ -225,6 +231,11 @@ export class WriteQueue {
    * must not cost every write a pause).
    */
   #walEscalateAt: number;
+  /**
+   * When writes began to run without the event loop getting a turn (a chain of awaited writes);
+   * cleared by a `setImmediate` as soon as the loop turns.
+   */
+  #syncSince: number | undefined;
   /** WAL file size at the previous commit. */
   #walLastSize = 0;
   /** Committed transactions that wrote something since the last periodic checkpoint. */
@@ -338,18 +349,36 @@ export class WriteQueue {
         attempts: 0,
       };
       this.#pending.push(job);
+      if (this.#draining) return; // joins the next group
       // Idle: start now. The drain's first attempt runs synchronously, inside this call, so a
       // lone write commits at once; calls made while it is draining (from this very tick on)
-      // queue up and form the next group.
-      if (!this.#draining) void this.#drain();
+      // queue up and form the next group. But a caller awaiting its writes one after another
+      // never leaves the microtask queue (each promise settles inside the next call), which
+      // would starve timers and I/O for as long as it writes (1,000 appends: a second with not
+      // one timer run). So once writes have run for YIELD_AFTER_MS without the event loop
+      // getting a turn, the next one starts after a `setImmediate`.
+      const now = performance.now();
+      if (this.#syncSince === undefined) {
+        this.#syncSince = now;
+        setImmediate(() => {
+          this.#syncSince = undefined;
+        });
+      }
+      this.#startDrain(now - this.#syncSince >= YIELD_AFTER_MS);
     });
   }
 
-  async #drain(): Promise<void> {
+  /** Marks the queue busy and drains it, now or after the event loop's next turn. */
+  #startDrain(afterTurn: boolean): void {
     this.#draining = true;
     this.#idle = new Promise((r) => {
       this.#markIdle = r;
     });
+    if (afterTurn) setImmediate(() => void this.#drain());
+    else void this.#drain();
+  }
+
+  async #drain(): Promise<void> {
     try {
       for (let lastGroup = 0; ; ) {
         // Between groups, when writes are coming concurrently (a group of several, or more

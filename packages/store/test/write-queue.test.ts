@@ -20,6 +20,24 @@ function queue(options: Partial<typeof DEFAULT_WRITE_POLICY> = {}) {
 }
 
 describe("WriteQueue", () => {
+  it("lets timers run while a caller awaits one write after another (the event loop is not starved)", async () => {
+    const q = queue();
+    let ticks = 0;
+    const interval = setInterval(() => ticks++, 1);
+    try {
+      // Each promise settles inside the next call: without a yield the whole chain runs in the
+      // microtask queue and the interval never fires (0 ticks for 1,000 appends before the fix).
+      for (let i = 0; i < 1500; i++)
+        await q.writes.run("insert", () => q.conn.exec(`INSERT INTO t (v) VALUES ('${i}')`));
+    } finally {
+      clearInterval(interval);
+    }
+    expect(ticks).toBeGreaterThanOrEqual(5);
+    expect(q.values()).toEqual(Array.from({ length: 1500 }, (_, i) => String(i)));
+    expect(q.writes.stats).toMatchObject({ writes: 1500, failedWrites: 0 });
+    q.conn.close();
+  });
+
   it("applies writes in call order; each fn runs inside a transaction", async () => {
     const { conn, writes, values } = queue();
     const inTx: boolean[] = [];

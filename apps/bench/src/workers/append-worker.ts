@@ -17,6 +17,8 @@ export interface AppendWorkerRequest {
   count: number;
   seed: number;
   worker: number;
+  /** `fairWrites` for the store (default: the store's default, on). */
+  fairWrites?: boolean;
 }
 
 /** The worker's report. */
@@ -47,7 +49,10 @@ process.once("message", async (request: AppendWorkerRequest) => {
   let append: (i: number) => unknown;
   let closeRaw = () => {};
   if (request.mode === "store") {
-    const s = await openSessionStore({ path: request.path });
+    const s = await openSessionStore({
+      path: request.path,
+      ...(request.fairWrites === undefined ? {} : { fairWrites: request.fairWrites }),
+    });
     store = s;
     append = (i) =>
       s.appendMessage(toAppendInput(request.sessionId, messages[i]!, ` [w${request.worker}-${i}]`));
