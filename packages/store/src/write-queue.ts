@@ -191,6 +191,11 @@ const YIELD_AFTER_MS = 5;
  *   on a busy/locked error the whole group rolls back and is retried after a jittered, growing
  *   backoff on a timer, until each write's deadline; an expired write gets `STORE_BUSY` with
  *   nothing written. Other errors are never retried.
+ * - **Turns across processes.** With a {@link HandoffQueue}, a write that finds a writer of
+ *   another process waiting longer queues behind it and is woken in its turn; each commit wakes
+ *   the oldest waiter.
+ * - **Event loop.** A caller awaiting one write after another would keep the loop in the
+ *   microtask queue; after `YIELD_AFTER_MS` of that, the next write starts after a `setImmediate`.
  * - **WAL.** PASSIVE checkpoint every `checkpointEvery` transactions; a RESTART checkpoint when the
  *   WAL grows past `walRestartBytes` (busy writers never leave SQLite a quiet moment to reset it
  *   after PASSIVE ones); when the WAL outgrows
