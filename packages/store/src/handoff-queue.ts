@@ -187,11 +187,6 @@ export class HandoffQueue {
     });
   }
 
-  /** Whether some other live writer is waiting (then this store is not at the head alone). */
-  othersWaiting(): boolean {
-    return this.#head() >= 0;
-  }
-
   /** Leaves the queue for good and frees the slot. */
   close(): void {
     if (this.#closed) return;
@@ -215,8 +210,8 @@ export class HandoffQueue {
     waiter?.();
   }
 
+  /** Writes this store's slot (every caller has checked that the queue is open, or is closing it). */
   #writeMe(): void {
-    if (this.#closed && this.#me.readUInt32LE(4) !== 0) return;
     this.#me.writeDoubleLE(this.#waitingSince, 8);
     this.#me.writeDoubleLE(monotonicMs(), 16);
     writeSync(this.#fd, this.#me, 0, SLOT_BYTES, this.#slot * SLOT_BYTES);
