@@ -167,8 +167,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const QUEUED_WAIT_MS = 5;
 
 /**
- * Longest stretch, in ms, of writes started back to back without the event loop getting a turn
- * (a caller awaiting one write after another); then the next write waits for a `setImmediate`.
+ * Longest stretch, in ms, of writes settled without the event loop getting a turn (a caller
+ * awaiting one write after another); then promises settle after a `setImmediate`.
  */
 const YIELD_AFTER_MS = 5;
 
@@ -195,7 +195,7 @@ const YIELD_AFTER_MS = 5;
  *   another process waiting longer queues behind it and is woken in its turn; each commit wakes
  *   the oldest waiter.
  * - **Event loop.** A caller awaiting one write after another would keep the loop in the
- *   microtask queue; after `YIELD_AFTER_MS` of that, the next write starts after a `setImmediate`.
+ *   microtask queue; after `YIELD_AFTER_MS` of that, promises settle after a `setImmediate`.
  * - **WAL.** PASSIVE checkpoint every `checkpointEvery` transactions; a RESTART checkpoint when the
  *   WAL grows past `walRestartBytes` (busy writers never leave SQLite a quiet moment to reset it
  *   after PASSIVE ones); when the WAL outgrows
@@ -237,8 +237,8 @@ export class WriteQueue {
    */
   #walEscalateAt: number;
   /**
-   * When writes began to run without the event loop getting a turn (a chain of awaited writes);
-   * cleared by a `setImmediate` as soon as the loop turns.
+   * When writes began to settle without the event loop getting a turn (a chain of awaited
+   * writes); cleared by a `setImmediate` as soon as the loop turns.
    */
   #syncSince: number | undefined;
   /** WAL file size at the previous commit. */
@@ -348,39 +348,42 @@ export class WriteQueue {
         kind,
         fn,
         merge,
-        resolve: resolve as (v: unknown) => void,
-        reject,
+        resolve: (value) => this.#deliver(() => resolve(value as T)),
+        reject: (error) => this.#deliver(() => reject(error)),
         enqueuedAt: performance.now(),
         attempts: 0,
       };
       this.#pending.push(job);
-      if (this.#draining) return; // joins the next group
       // Idle: start now. The drain's first attempt runs synchronously, inside this call, so a
       // lone write commits at once; calls made while it is draining (from this very tick on)
-      // queue up and form the next group. But a caller awaiting its writes one after another
-      // never leaves the microtask queue (each promise settles inside the next call), which
-      // would starve timers and I/O for as long as it writes (1,000 appends: a second with not
-      // one timer run). So once writes have run for YIELD_AFTER_MS without the event loop
-      // getting a turn, the next one starts after a `setImmediate`.
-      const now = performance.now();
-      if (this.#syncSince === undefined) {
-        this.#syncSince = now;
-        setImmediate(() => {
-          this.#syncSince = undefined;
+      // queue up and form the next group.
+      if (!this.#draining) {
+        this.#draining = true;
+        this.#idle = new Promise((r) => {
+          this.#markIdle = r;
         });
+        void this.#drain();
       }
-      this.#startDrain(now - this.#syncSince >= YIELD_AFTER_MS);
     });
   }
 
-  /** Marks the queue busy and drains it, now or after the event loop's next turn. */
-  #startDrain(afterTurn: boolean): void {
-    this.#draining = true;
-    this.#idle = new Promise((r) => {
-      this.#markIdle = r;
-    });
-    if (afterTurn) setImmediate(() => void this.#drain());
-    else void this.#drain();
+  /**
+   * Settles a write's promise: at once, or after a `setImmediate` once writes have settled for
+   * YIELD_AFTER_MS without the event loop getting a turn. A caller awaiting one write after
+   * another never leaves the microtask queue otherwise (each promise settles inside the next
+   * call), which starved timers and I/O for as long as it wrote (1,000 appends: a second without
+   * one timer). Only the delivery waits: the write itself has committed, and grouping is as ever.
+   */
+  #deliver(settle: () => void): void {
+    const now = performance.now();
+    if (this.#syncSince === undefined) {
+      this.#syncSince = now;
+      setImmediate(() => {
+        this.#syncSince = undefined;
+      });
+    }
+    if (now - this.#syncSince >= YIELD_AFTER_MS) setImmediate(settle);
+    else settle();
   }
 
   async #drain(): Promise<void> {
