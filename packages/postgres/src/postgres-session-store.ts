@@ -1679,6 +1679,8 @@ export class PostgresSessionStore implements SessionStoreApi {
       checkpoints: 0,
       handoffs: 0,
       deferrals: 0,
+      sharedWrites: 0,
+      servedWrites: 0,
       walRestarts: 0,
       walEscalations: 0,
       walBytesMax: 0,

@@ -21,8 +21,9 @@ import {
  * p99 95 ms and a worst case of 218 ms per append.
  *
  * How: a small shared file, `<db>-writers/queue`, holds one 32-byte slot per open store:
- * owner id, pid, when it began waiting (0: not waiting) and a heartbeat, in
- * `process.hrtime` milliseconds, which all processes of a machine share. A writer that finds an
+ * owner id, pid, when it began waiting (0: not waiting), a heartbeat, in
+ * `process.hrtime` milliseconds, which all processes of a machine share, and the sequence number
+ * of the write request it posted for the lock holder to commit (0: none; see SharedCommits). A writer that finds an
  * older waiter in the queue queues up behind it instead of racing for the lock; a writer that
  * commits wakes the oldest waiter by writing one byte to that waiter's own file,
  * `<db>-writers/wake-<slot>`, which it watches (inotify on Linux). Only the head of the queue
@@ -45,12 +46,31 @@ export class HandoffQueue {
   readonly #staleMs: number;
   readonly #longWaitMs: number;
   #waitingSince = 0;
+  /** Whether this store announced that it holds the write lock (see `hold`). */
+  #holding = false;
+  /** A store that announced it holds the lock, as of the last read of the queue (-1: none). */
+  #holder = -1;
   #waiter: (() => void) | undefined;
   #closed = false;
   /** Wake-ups sent to the next waiter after a commit. */
   handoffs = 0;
   /** Times this store queued behind an older waiter instead of trying the lock. */
   deferrals = 0;
+
+  /** This store's slot in the queue. */
+  get slot(): number {
+    return this.#slot;
+  }
+
+  /** This store's owner id (random, per open store), as written in its slot. */
+  get owner(): number {
+    return this.#me.readUInt32LE(0);
+  }
+
+  /** The directory beside the database that holds the queue and the wake-up files. */
+  get dir(): string {
+    return this.#dir;
+  }
 
   private constructor(dir: string, fd: number, slot: number, staleMs: number, longWaitMs: number) {
     this.#dir = dir;
@@ -127,7 +147,8 @@ export class HandoffQueue {
   turn(): "go" | "queue" | "race" {
     if (this.#closed) return "go";
     const head = this.#head();
-    if (head < 0) return "go";
+    // A store that holds the lock and commits waiters' posted writes: queue behind it.
+    if (head < 0) return this.#holder >= 0 ? "queue" : "go";
     const headSince = this.#all.readDoubleLE(head * SLOT_BYTES + 8);
     if (this.#waitingSince !== 0 && headSince >= this.#waitingSince) return "go";
     return monotonicMs() - headSince >= this.#longWaitMs ? "race" : "queue";
@@ -142,13 +163,26 @@ export class HandoffQueue {
   enqueue(): void {
     if (this.#closed) return;
     if (this.#waitingSince === 0) this.#waitingSince = monotonicMs();
+    this.#holding = false; // waiting, so not holding the lock
     this.#writeMe();
   }
 
-  /** Leaves the queue: this store holds the lock, or gave up waiting. */
+  /** Leaves the queue (this store holds the lock, or gave up waiting), and drops `hold`. */
   leave(): void {
-    if (this.#closed || this.#waitingSince === 0) return;
+    if (this.#closed || (this.#waitingSince === 0 && !this.#holding)) return;
     this.#waitingSince = 0;
+    this.#holding = false;
+    this.#writeMe();
+  }
+
+  /**
+   * Announces that this store holds the write lock and will commit the writes others post
+   * (until `leave`): writers that arrive meanwhile queue and post instead of polling SQLite.
+   */
+  hold(): void {
+    if (this.#closed) return;
+    this.#waitingSince = 0;
+    this.#holding = true;
     this.#writeMe();
   }
 
@@ -157,17 +191,49 @@ export class HandoffQueue {
     if (this.#closed) return;
     const head = this.#head();
     if (head < 0) return;
+    if (this.wake(head)) this.handoffs++;
+  }
+
+  /** Wakes the store in `slot` (writes one byte to its watched file); false if it could not. */
+  wake(slot: number): boolean {
+    if (this.#closed) return false;
     try {
-      let fd = this.#wakeFds.get(head);
+      let fd = this.#wakeFds.get(slot);
       if (fd === undefined) {
-        fd = openSync(`${this.#dir}/wake-${head}`, "r+");
-        this.#wakeFds.set(head, fd);
+        fd = openSync(`${this.#dir}/wake-${slot}`, "r+");
+        this.#wakeFds.set(slot, fd);
       }
       writeSync(fd, this.#wakeByte, 0, 1, 0);
-      this.handoffs++;
+      return true;
     } catch {
-      // The waiter's file is gone: its own timer wakes it.
+      return false; // the waiter's file is gone: its own timer wakes it
     }
+  }
+
+  /** Records in this store's slot the request it posted (`seq`), or that it has none (0). */
+  setPosted(seq: number): void {
+    if (this.#closed) return;
+    this.#me.writeUInt32LE(seq, 24);
+    this.#writeMe();
+  }
+
+  /**
+   * The requests other live stores have posted (one read of the queue file).
+   */
+  postedRequests(): Array<{ slot: number; owner: number; pid: number; seq: number }> {
+    const out: Array<{ slot: number; owner: number; pid: number; seq: number }> = [];
+    if (this.#closed) return out;
+    const all = this.#all;
+    readSync(this.#fd, all, 0, all.length, 0);
+    for (let slot = 0; slot < SLOTS; slot++) {
+      if (slot === this.#slot) continue;
+      const at = slot * SLOT_BYTES;
+      const seq = all.readUInt32LE(at + 24);
+      const pid = all.readUInt32LE(at + 4);
+      if (seq === 0 || pid === 0 || !isAlive(pid)) continue;
+      out.push({ slot, owner: all.readUInt32LE(at), pid, seq });
+    }
+    return out;
   }
 
   /**
@@ -193,6 +259,7 @@ export class HandoffQueue {
     this.#closed = true;
     this.#waitingSince = 0;
     this.#me.writeUInt32LE(0, 4);
+    this.#me.writeUInt32LE(0, 24);
     try {
       this.#writeMe();
     } catch {
@@ -214,20 +281,26 @@ export class HandoffQueue {
   #writeMe(): void {
     this.#me.writeDoubleLE(this.#waitingSince, 8);
     this.#me.writeDoubleLE(monotonicMs(), 16);
+    this.#me.writeUInt32LE(this.#holding ? 1 : 0, 28);
     writeSync(this.#fd, this.#me, 0, SLOT_BYTES, this.#slot * SLOT_BYTES);
   }
 
-  /** The slot of the oldest live waiter other than this store, or -1. */
+  /**
+   * The slot of the oldest live waiter other than this store, or -1. Also notes, in `#holder`,
+   * a live store other than this one that announced it holds the lock (-1: none).
+   */
   #head(): number {
     const all = this.#all;
     const read = readSync(this.#fd, all, 0, all.length, 0);
     const freshAfter = monotonicMs() - this.#staleMs;
     let best = -1;
     let bestSince = Number.POSITIVE_INFINITY;
+    this.#holder = -1;
     for (let slot = 0; slot * SLOT_BYTES < read; slot++) {
       if (slot === this.#slot) continue;
       const at = slot * SLOT_BYTES;
       if (all.readUInt32LE(at + 4) === 0) continue;
+      if (all.readUInt32LE(at + 28) === 1 && all.readDoubleLE(at + 16) >= freshAfter) this.#holder = slot;
       const since = all.readDoubleLE(at + 8);
       if (since === 0 || since >= bestSince) continue;
       if (all.readDoubleLE(at + 16) < freshAfter) continue;
@@ -245,7 +318,8 @@ export const STALE_MS = 50;
 /** A head waiting longer than this (ms) means a long hold: every waiter tries the lock again. */
 export const LONG_WAIT_MS = 100;
 
-function monotonicMs(): number {
+/** Milliseconds on the clock every process of the machine shares (`process.hrtime`). */
+export function monotonicMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
 }
 

@@ -37,6 +37,7 @@ import type { Lineage } from "./portable/lineage.js";
 import * as portable from "./portable/store-methods.js";
 import type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
 import { referenceSearchIndexRepair } from "./search-index-repair.js";
+import { SharedCommits } from "./shared-commits.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
 import type { StoreContext } from "./store-context.js";
@@ -97,6 +98,14 @@ export interface OpenSessionStoreOptions {
    * to commit then tends to win again, and the others wait longer).
    */
   fairWrites?: boolean;
+  /**
+   * With `fairWrites`, appends that wait for the lock are posted for the process holding it,
+   * which commits them in its own transaction with one WAL sync for all (default `true`): group
+   * commit across processes. Each append is applied once, in call order per process; a receipt
+   * in the table `hermes_write_receipts`, written in the same transaction, tells its owner.
+   * `false`: each process commits its own writes.
+   */
+  shareCommits?: boolean;
   /** Progress of a long upgrade (an old file's search index backfill). */
   onMigrationProgress?: (progress: MigrationProgress) => void;
   /**
@@ -146,12 +155,14 @@ export class SessionStore {
     migration: MigrationReport,
     clock: () => number,
     turns?: HandoffQueue,
+    shared?: SharedCommits,
   ) {
     this.#conn = conn;
     this.#turns = turns;
     this.#writes = writes;
     this.#migration = migration;
     this.#ctx = { conn, writes, path: conn.path, now: clock };
+    shared?.register("appendMessage", messages.sharedAppends(this.#ctx));
   }
 
   /** The database file this store writes. */
@@ -536,6 +547,8 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     tightenPermissions(path);
     await setWalMode(conn, deadlineMs);
     turns = options.fairWrites === false ? undefined : HandoffQueue.open(path);
+    const shared =
+      turns === undefined || options.shareCommits === false ? undefined : new SharedCommits(turns, conn);
     const writes = new WriteQueue(
       conn,
       {
@@ -548,6 +561,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
       () => walSize(path),
       referenceSearchIndexRepair(conn),
       turns,
+      shared,
     );
     // Upgrading a big old file holds the write lock for minutes (a million messages
     // re-indexed); a process opening the same file meanwhile waits for it instead of failing.
@@ -566,6 +580,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
       created ?? migration,
       options.clock ?? (() => Date.now() / 1000),
       turns,
+      shared,
     );
   } catch (error) {
     turns?.close();

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { DatabaseConnection } from "./database-connection.js";
 import { HermesStoreError, StoreBusyError, StoreCorruptError } from "./errors.js";
 import type { HandoffQueue } from "./handoff-queue.js";
+import type { ClaimedRequest, Receipt, SharedCommits } from "./shared-commits.js";
 import { isBusyError, isFileCorruption, mapSqliteError, sqliteCode } from "./sqlite-errors.js";
 
 /** How writes wait for the lock held by another connection, and how they are grouped. */
@@ -95,6 +96,13 @@ export interface WriteStats {
   handoffs: number;
   /** Times a write queued behind an older waiting writer of another process instead of racing it. */
   deferrals: number;
+  /**
+   * Writes of this process that another process committed in its transaction while this one
+   * waited for the lock (group commit across processes; 0 when it is off).
+   */
+  sharedWrites: number;
+  /** Writes of other processes that this process committed in its own transactions. */
+  servedWrites: number;
 }
 
 /**
@@ -135,6 +143,8 @@ interface Job {
   attempts: number;
   /** Set once a repair of the search index was tried for this job (it is never tried twice). */
   indexRepaired?: boolean;
+  /** Set when another process declined to apply this write: it is written here, never posted again. */
+  noShare?: boolean;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -156,7 +166,11 @@ type GroupResult =
    * A job (or, at COMMIT, the group: `culprit` null) met a damaged search index
    * (`SQLITE_CORRUPT_VTAB`); the transaction was rolled back.
    */
-  | { kind: "index-damaged"; culprit: number | null; error: unknown };
+  | { kind: "index-damaged"; culprit: number | null; error: unknown }
+  /** The group's head was posted, and another process's transaction settled it (see SharedCommits). */
+  | { kind: "receipt"; receipt: Receipt }
+  /** The transaction was lost while applying other processes' writes: re-run, serving none. */
+  | { kind: "retry" };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -171,6 +185,15 @@ const QUEUED_WAIT_MS = 5;
  * awaiting one write after another); then promises settle after a `setImmediate`.
  */
 const YIELD_AFTER_MS = 5;
+
+/** Most writes of other processes one transaction applies (it holds the lock meanwhile). */
+const SERVE_LIMIT = 256;
+
+/** Most writes of this process posted in one request for another process to commit. */
+const POST_LIMIT = 64;
+
+/** How long a damaged store waits for the receipt of posted writes a holder claimed, in ms. */
+const CLAIM_GRACE_MS = 1_000;
 
 /**
  * The one way this process writes: a FIFO of write units applied in `BEGIN IMMEDIATE … COMMIT`
@@ -194,6 +217,10 @@ const YIELD_AFTER_MS = 5;
  * - **Turns across processes.** With a {@link HandoffQueue}, a write that finds a writer of
  *   another process waiting longer queues behind it and is woken in its turn; each commit wakes
  *   the oldest waiter.
+ * - **Group commit across processes.** With {@link SharedCommits}, appends waiting for the lock
+ *   are posted, and the process that holds the lock applies them in its own transaction with a
+ *   receipt each; the owner settles them from the receipts. Each write still applies once, in
+ *   call order per process.
  * - **Event loop.** A caller awaiting one write after another would keep the loop in the
  *   microtask queue; after `YIELD_AFTER_MS` of that, promises settle after a `setImmediate`.
  * - **WAL.** PASSIVE checkpoint every `checkpointEvery` transactions; a RESTART checkpoint when the
@@ -220,6 +247,8 @@ export class WriteQueue {
     walBytesMax: 0,
     handoffs: 0,
     deferrals: 0,
+    sharedWrites: 0,
+    servedWrites: 0,
   };
   readonly #conn: DatabaseConnection;
   readonly #policy: WritePolicy;
@@ -249,6 +278,10 @@ export class WriteQueue {
   readonly #indexRepair: IndexRepair | undefined;
   /** The cross-process queue of waiting writers, when this file has one (see HandoffQueue). */
   readonly #turns: HandoffQueue | undefined;
+  /** Group commit with other processes' writers, when on (see SharedCommits). */
+  readonly #shared: SharedCommits | undefined;
+  /** Set when a transaction was lost while serving other processes: the next attempt serves none. */
+  #skipServing = false;
   /**
    * The first error that showed the database file itself damaged (`SQLITE_CORRUPT`, not a
    * search index). From then on nothing is written or checkpointed: a write or a checkpoint
@@ -262,9 +295,11 @@ export class WriteQueue {
     walSize: () => number = () => 0,
     indexRepair?: IndexRepair,
     turns?: HandoffQueue,
+    shared?: SharedCommits,
   ) {
     this.#conn = conn;
     this.#turns = turns;
+    this.#shared = turns === undefined ? undefined : shared;
     this.#policy = { ...policy, maxGroupSize: Math.max(1, Math.floor(policy.maxGroupSize)) };
     this.#walSize = walSize;
     this.#walEscalateAt = policy.walMaxBytes;
@@ -304,6 +339,8 @@ export class WriteQueue {
       writesPerGroupMean: s.groupsCommitted === 0 ? 0 : s.writes / s.groupsCommitted,
       handoffs: this.#turns?.handoffs ?? 0,
       deferrals: this.#turns?.deferrals ?? 0,
+      sharedWrites: this.#shared?.sharedWrites ?? 0,
+      servedWrites: this.#shared?.servedWrites ?? 0,
     };
   }
 
@@ -429,7 +466,10 @@ export class WriteQueue {
       const group = this.#nextGroup();
       if (group.length === 0) return 0;
       if (this.#corruption !== undefined) {
-        // Queued before the damage was seen: refused like any later write.
+        // Queued before the damage was seen: refused like any later write. Posted writes are
+        // refused only once withdrawn, or once a holder that claimed them had time to commit.
+        const settled = await this.#settlePostedForRefusal();
+        if (settled > 0) return settled;
         this.#pending.splice(0, group.length);
         this.#stats.failedWrites += group.length;
         for (const job of group) job.reject(this.#refusal());
@@ -443,9 +483,12 @@ export class WriteQueue {
         turns.deferrals++;
         this.#expire(undefined);
         if (this.#pending.length === 0) return 0;
+        this.#post();
         const before = performance.now();
         await turns.wait(Math.min(QUEUED_WAIT_MS, this.#remaining()));
         this.#stats.waitedMs += performance.now() - before;
+        const settled = this.#checkPosted();
+        if (settled > 0) return settled;
         continue;
       }
       this.#stats.attempts++;
@@ -477,6 +520,13 @@ export class WriteQueue {
           }
           continue; // the others re-run at once in a fresh transaction
         }
+        case "receipt": {
+          const settled = this.#takeReceipt(result.receipt);
+          if (settled > 0) return settled;
+          continue;
+        }
+        case "retry":
+          continue;
         case "merge-lost":
           // Nothing of the group was kept; the merged jobs re-run one by one, in savepoints.
           for (const job of group.slice(result.from, result.to)) job.mergeFailed = true;
@@ -521,9 +571,12 @@ export class WriteQueue {
             // In the queue: the head polls on the backoff (the holder may be a process that
             // hands nothing off); the others wait for their wake-up.
             turns.enqueue();
+            this.#post();
             await turns.wait(turns.turn() === "queue" ? Math.min(QUEUED_WAIT_MS, remaining) : delay);
           }
           this.#stats.waitedMs += performance.now() - before;
+          const settled = this.#checkPosted();
+          if (settled > 0) return settled;
         }
       }
     }
@@ -538,6 +591,18 @@ export class WriteQueue {
   /** Rejects, with `STORE_BUSY`, the queued writes whose deadline has passed (a FIFO prefix). */
   #expire(cause: unknown): void {
     const now = performance.now();
+    const head = this.#pending[0];
+    if (
+      this.#shared?.postedCount !== undefined &&
+      head !== undefined &&
+      now - head.enqueuedAt >= this.#policy.deadlineMs &&
+      !this.#shared.withdraw()
+    ) {
+      // Another process claimed the posted writes: they may be committed at this very moment,
+      // so "nothing was written" cannot be said. Their receipt, or this process holding the
+      // lock, settles them shortly (holders take no request close to its deadline).
+      return;
+    }
     let n = 0;
     for (const job of this.#pending) {
       if (now - job.enqueuedAt < this.#policy.deadlineMs) break;
@@ -548,6 +613,76 @@ export class WriteQueue {
       this.#stats.failedWrites++;
       job.reject(new StoreBusyError(Math.max(1, job.attempts), now - job.enqueuedAt, { cause }));
     }
+  }
+
+  /**
+   * Posts the writes at the head of the queue for the process holding the lock to commit, when
+   * they can be shared (consecutive writes of one shareable kind) and none is posted yet.
+   */
+  #post(): void {
+    const shared = this.#shared;
+    if (shared === undefined || shared.postedCount !== undefined) return;
+    const key = this.#pending[0]?.merge?.key;
+    if (key === undefined || !shared.handles(key)) return;
+    const items: unknown[] = [];
+    for (const job of this.#pending) {
+      if (items.length >= POST_LIMIT || job.kind !== "transaction" || job.merge?.key !== key) break;
+      if (job.mergeFailed === true || job.noShare === true) break;
+      items.push(job.merge.item);
+    }
+    if (items.length === 0) return;
+    // A holder must not apply the request so late that the owner could be giving up: it gets
+    // half of the time left, at most a second short of the deadline.
+    const remaining = this.#remaining();
+    shared.post(key, items, remaining - Math.min(1000, remaining / 2));
+  }
+
+  /**
+   * Before refusing the queued writes (the file is damaged): withdraws the posted ones, or, if a
+   * holder claimed them, waits up to CLAIM_GRACE_MS for its receipt (it commits within
+   * milliseconds; one that does not has died, and then wrote nothing). Returns how many writes
+   * a receipt settled.
+   */
+  async #settlePostedForRefusal(): Promise<number> {
+    const shared = this.#shared;
+    if (shared === undefined || shared.postedCount === undefined || shared.withdraw()) return 0;
+    for (const started = performance.now(); performance.now() - started < CLAIM_GRACE_MS; ) {
+      await sleep(1);
+      const settled = this.#checkPosted();
+      if (settled > 0) return settled;
+      if (shared.postedCount === undefined) return 0;
+    }
+    shared.forget();
+    return 0;
+  }
+
+  /** After a wait: settles the posted writes if another process has committed them. */
+  #checkPosted(): number {
+    const receipt = this.#shared?.check();
+    if (receipt === undefined) return 0;
+    if (receipt.applied) {
+      // Served: this process leaves the queue as if it had committed, and the next waiter,
+      // which may be the new head, gets its turn now rather than on its timer.
+      this.#turns?.leave();
+      this.#turns?.handOff();
+    }
+    return this.#takeReceipt(receipt);
+  }
+
+  /**
+   * Settles the posted writes (the head of the queue) from their receipt; returns how many. A
+   * declined request (it failed there) is written by this process, which meets its own error.
+   */
+  #takeReceipt(receipt: Receipt): number {
+    if (!receipt.applied) {
+      for (const job of this.#pending.slice(0, receipt.count)) job.noShare = true;
+      return 0;
+    }
+    const jobs = this.#pending.splice(0, receipt.values.length);
+    this.#stats.writes += jobs.length;
+    if (this.#shared !== undefined) this.#shared.sharedWrites += jobs.length;
+    for (let i = 0; i < jobs.length; i++) jobs[i]?.resolve(receipt.values[i]);
+    return jobs.length;
   }
 
   #committed(group: Job[], outcomes: Outcome[]): void {
@@ -589,6 +724,17 @@ export class WriteQueue {
     } catch (error) {
       if (isBusyError(error)) return { kind: "busy", error };
       return { kind: "failed", outcomes: group.map(() => ({ ok: false, error })) };
+    }
+    const shared = this.#shared;
+    // Writers of other processes that arrive now post their appends for this transaction.
+    if (shared !== undefined) this.#turns?.hold();
+    if (shared?.postedCount !== undefined) {
+      // Holding the lock, the receipts are the whole truth about the writes this process posted.
+      const receipt = shared.settleInLock();
+      if (receipt !== "withdrawn") {
+        this.#rollback();
+        return { kind: "receipt", receipt };
+      }
     }
     // A lone write needs no savepoint: rolling back the transaction is rolling back the write.
     const alone = group.length === 1;
@@ -654,10 +800,27 @@ export class WriteQueue {
         outcomes.push({ ok: false, error });
       }
     }
+    // Then the writes other processes posted while waiting for the lock: one sync for all.
+    let served: ClaimedRequest[] = [];
+    if (shared !== undefined) {
+      if (this.#skipServing) this.#skipServing = false;
+      else {
+        const serving = shared.serve(SERVE_LIMIT);
+        served = serving.claimed;
+        if (serving.lost) {
+          this.#rollback();
+          shared.abandoned(served);
+          this.#skipServing = true;
+          return { kind: "retry" };
+        }
+      }
+    }
     try {
       conn.statement("COMMIT").run();
+      shared?.committed(served);
     } catch (error) {
       this.#rollback();
+      shared?.abandoned(served);
       if (isBusyError(error)) return { kind: "busy", error };
       // FTS5 writes its pending index data at COMMIT: a damaged index may first show here.
       if (sqliteCode(error) === "SQLITE_CORRUPT_VTAB" && group.every((job) => this.#mayRepair(job))) {

@@ -15,7 +15,14 @@ interface WriterResult {
   appended: number;
   errors: Array<{ code?: string; message: string; attempts?: number; waitedMs?: number }>;
   latenciesMs: number[];
-  stats: { retries: number; busyErrors: number; writes: number; waitedMs: number };
+  stats: {
+    retries: number;
+    busyErrors: number;
+    writes: number;
+    waitedMs: number;
+    sharedWrites: number;
+    servedWrites: number;
+  };
 }
 
 /** A fresh database with the v11 schema, written by the store then closed. */
@@ -101,6 +108,9 @@ describe("writes under contention (real processes)", { timeout: 180_000 }, () =>
         expect(file.counters[`writer-w${i}`]).toBe(m);
       }
       expect(file.matches.contention).toBe(n * m);
+      // Every append another process committed for its owner was counted once on each side.
+      const sum = (key: "sharedWrites" | "servedWrites") => results.reduce((a, r) => a + r.stats[key], 0);
+      expect(sum("sharedWrites")).toBe(sum("servedWrites"));
     },
   );
 

@@ -17,8 +17,8 @@ export interface AppendWorkerRequest {
   count: number;
   seed: number;
   worker: number;
-  /** `fairWrites` for the store (default: the store's default, on). */
-  fairWrites?: boolean;
+  /** Store options that differ from the defaults (`fairWrites`, `shareCommits`: both on). */
+  storeOptions?: { fairWrites?: boolean; shareCommits?: boolean };
 }
 
 /** The worker's report. */
@@ -37,6 +37,10 @@ export interface AppendWorkerReport {
   /** Lock hand-offs to the next waiting process, and turns this writer queued for (store only). */
   handoffs: number;
   deferrals: number;
+  /** Transactions this writer committed, its appends another process committed, and theirs it did. */
+  commits: number;
+  sharedWrites: number;
+  servedWrites: number;
   eventLoopP99Ms: number;
   eventLoopMaxMs: number;
 }
@@ -49,10 +53,7 @@ process.once("message", async (request: AppendWorkerRequest) => {
   let append: (i: number) => unknown;
   let closeRaw = () => {};
   if (request.mode === "store") {
-    const s = await openSessionStore({
-      path: request.path,
-      ...(request.fairWrites === undefined ? {} : { fairWrites: request.fairWrites }),
-    });
+    const s = await openSessionStore({ path: request.path, ...request.storeOptions });
     store = s;
     append = (i) =>
       s.appendMessage(toAppendInput(request.sessionId, messages[i]!, ` [w${request.worker}-${i}]`));
@@ -103,6 +104,9 @@ process.once("message", async (request: AppendWorkerRequest) => {
     waitedMs: stats?.waitedMs ?? 0,
     handoffs: stats?.handoffs ?? 0,
     deferrals: stats?.deferrals ?? 0,
+    commits: stats?.groupsCommitted ?? 0,
+    sharedWrites: stats?.sharedWrites ?? 0,
+    servedWrites: stats?.servedWrites ?? 0,
     eventLoopP99Ms: histogram.percentile(99) / 1e6,
     eventLoopMaxMs: histogram.max / 1e6,
   };

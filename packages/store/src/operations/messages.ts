@@ -222,6 +222,33 @@ function appendMerge(ctx: StoreContext, item: PreparedMessage): MergeableWrite<n
 }
 
 /**
+ * Applies appends that another process posted for this one to commit (see SharedCommits): the
+ * same multi-row insert as a local group. The items were validated by their owner; their shape
+ * is checked again here, since they come from a file.
+ */
+export function sharedAppends(ctx: StoreContext): (items: readonly unknown[]) => number[] {
+  return (items) => {
+    for (const item of items) {
+      if (!isPreparedMessage(item)) throw new Error("malformed shared append");
+    }
+    return insertMessages(ctx, items as readonly PreparedMessage[]);
+  };
+}
+
+function isPreparedMessage(item: unknown): item is PreparedMessage {
+  if (typeof item !== "object" || item === null) return false;
+  const { row, toolCallDelta } = item as Partial<PreparedMessage>;
+  if (typeof toolCallDelta !== "number" || !Number.isInteger(toolCallDelta)) return false;
+  if (typeof row !== "object" || row === null || typeof row.session_id !== "string") return false;
+  const fields = row as Record<string, unknown>;
+  for (const column of INSERT_COLUMNS) {
+    const value = fields[column];
+    if (value !== null && typeof value !== "string" && typeof value !== "number") return false;
+  }
+  return true;
+}
+
+/**
  * Appends one message (timestamp = now) and, in the same write unit, bumps the session's
  * `message_count` and `tool_call_count`. An unknown session is `SESSION_NOT_FOUND`, with nothing
  * written. Returns the new row id. Appends that share a group commit are written by one
