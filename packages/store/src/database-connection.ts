@@ -21,10 +21,13 @@ export interface ConnectionPragmas {
 export class DatabaseConnection implements SqlExecutor {
   readonly db: Database.Database;
   readonly path: string;
+  /** The busy timeout this connection was opened with, in ms. */
+  readonly busyTimeoutMs: number;
   readonly #statements = new Map<string, Statement>();
 
   constructor(path: string, pragmas: ConnectionPragmas) {
     this.path = path;
+    this.busyTimeoutMs = Math.max(0, Math.floor(pragmas.busyTimeoutMs));
     this.db = new Database(path, {
       readonly: pragmas.readOnly,
       fileMustExist: pragmas.readOnly,
@@ -40,6 +43,20 @@ export class DatabaseConnection implements SqlExecutor {
     } catch (error) {
       this.db.close();
       throw error;
+    }
+  }
+
+  /**
+   * Runs `fn` with SQLite's busy handler off: a statement that meets a lock fails at once
+   * instead of sleeping (blocking the event loop) for up to the busy timeout.
+   */
+  withoutBusyWait<T>(fn: () => T): T {
+    if (this.busyTimeoutMs === 0) return fn();
+    this.statement("PRAGMA busy_timeout = 0").get();
+    try {
+      return fn();
+    } finally {
+      this.statement(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`).get();
     }
   }
 

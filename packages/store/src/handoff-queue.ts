@@ -51,6 +51,8 @@ export class HandoffQueue {
   /** A store that announced it holds the lock, as of the last read of the queue (-1: none). */
   #holder = -1;
   #waiter: (() => void) | undefined;
+  /** A wake-up that came while this store was not waiting (kept for its next wait). */
+  #wokenEarly = false;
   #closed = false;
   /** Wake-ups sent to the next waiter after a commit. */
   handoffs = 0;
@@ -194,6 +196,14 @@ export class HandoffQueue {
     if (this.wake(head)) this.handoffs++;
   }
 
+  /**
+   * Whether, at the last read of the queue, another store announced it holds the lock (it
+   * commits posted writes and wakes their owners when done).
+   */
+  get holderSeen(): boolean {
+    return this.#holder >= 0;
+  }
+
   /** Wakes the store in `slot` (writes one byte to its watched file); false if it could not. */
   wake(slot: number): boolean {
     if (this.#closed) return false;
@@ -241,6 +251,11 @@ export class HandoffQueue {
    * Only the head of the queue needs short timeouts; the others are woken in turn.
    */
   wait(ms: number): Promise<void> {
+    if (this.#wokenEarly) {
+      // Woken while not waiting (between two waits): that wake-up is for this wait.
+      this.#wokenEarly = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#waiter = undefined;
@@ -274,7 +289,8 @@ export class HandoffQueue {
   #wake(): void {
     const waiter = this.#waiter;
     this.#waiter = undefined;
-    waiter?.();
+    if (waiter === undefined) this.#wokenEarly = true;
+    else waiter();
   }
 
   /** Writes this store's slot (every caller has checked that the queue is open, or is closing it). */

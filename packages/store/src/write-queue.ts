@@ -186,11 +186,24 @@ const QUEUED_WAIT_MS = 5;
  */
 const YIELD_AFTER_MS = 5;
 
+/**
+ * Longest wait, in ms, of a write whose appends are posted, before it looks again (the holder
+ * that commits them wakes it; the timer is the safety net).
+ */
+const POSTED_WAIT_MS = 20;
+
 /** Most writes of other processes one transaction applies (it holds the lock meanwhile). */
 const SERVE_LIMIT = 256;
 
 /** Most writes of this process posted in one request for another process to commit. */
 const POST_LIMIT = 64;
+
+/**
+ * For this long, in ms, after this store last met another process's writer (a busy lock, a
+ * turn, a write committed for or by another process), it posts its appends before it tries the
+ * lock, and does not wait in SQLite's busy handler: whoever holds the lock commits them.
+ */
+const EAGER_POST_MS = 50;
 
 /** How long a damaged store waits for the receipt of posted writes a holder claimed, in ms. */
 const CLAIM_GRACE_MS = 1_000;
@@ -282,6 +295,8 @@ export class WriteQueue {
   readonly #shared: SharedCommits | undefined;
   /** Set when a transaction was lost while serving other processes: the next attempt serves none. */
   #skipServing = false;
+  /** When this store last met a writer of another process (see EAGER_POST_MS). */
+  #contendedAt = Number.NEGATIVE_INFINITY;
   /**
    * The first error that showed the database file itself damaged (`SQLITE_CORRUPT`, not a
    * search index). From then on nothing is written or checkpointed: a write or a checkpoint
@@ -481,24 +496,38 @@ export class WriteQueue {
         // for the lock; it wakes this one when its turn comes (the timer is a safety net).
         turns.enqueue();
         turns.deferrals++;
+        this.#contendedAt = performance.now();
         this.#expire(undefined);
         if (this.#pending.length === 0) return 0;
         this.#post();
+        // Look again now that this store is in the queue: a holder that released the lock
+        // between the first look and the enqueue did not see this store to wake it.
+        if (turns.turn() !== "queue") continue;
         const before = performance.now();
-        await turns.wait(Math.min(QUEUED_WAIT_MS, this.#remaining()));
+        await turns.wait(Math.min(this.#waitInQueue(true, QUEUED_WAIT_MS), this.#remaining()));
         this.#stats.waitedMs += performance.now() - before;
         const settled = this.#checkPosted();
         if (settled > 0) return settled;
         continue;
       }
+      // Other processes wrote lately: post first, so that whoever holds the lock commits these
+      // writes too, and try the lock without waiting in SQLite's (blocking) busy handler.
+      const eager = this.#shared !== undefined && performance.now() - this.#contendedAt < EAGER_POST_MS;
+      if (eager) this.#post();
       this.#stats.attempts++;
       for (const job of group) job.attempts++;
-      const result = group[0]?.kind === "exclusive" ? this.#attemptExclusive(group[0]) : this.#attempt(group);
+      const result =
+        group[0]?.kind === "exclusive"
+          ? this.#attemptExclusive(group[0])
+          : this.#shared?.postedCount !== undefined
+            ? this.#conn.withoutBusyWait(() => this.#attempt(group))
+            : this.#attempt(group);
       if (turns !== undefined && result.kind !== "busy") {
         // The lock was held and is free again: the oldest waiting process's turn. (Letting this
         // process go on with its next write for two or three commits measured no faster at 8
         // processes, and its tail was longer.)
         turns.leave();
+        // (Even when the head is an owner just woken for its receipt: it may have queued again.)
         turns.handOff();
       }
       switch (result.kind) {
@@ -558,6 +587,7 @@ export class WriteQueue {
         }
         case "busy": {
           this.#stats.busyErrors++;
+          this.#contendedAt = performance.now();
           this.#expire(result.error);
           if (this.#pending.length === 0) return 0;
           const remaining = this.#remaining();
@@ -572,7 +602,7 @@ export class WriteQueue {
             // hands nothing off); the others wait for their wake-up.
             turns.enqueue();
             this.#post();
-            await turns.wait(turns.turn() === "queue" ? Math.min(QUEUED_WAIT_MS, remaining) : delay);
+            await turns.wait(Math.min(this.#waitInQueue(turns.turn() === "queue", delay), remaining));
           }
           this.#stats.waitedMs += performance.now() - before;
           const settled = this.#checkPosted();
@@ -656,10 +686,23 @@ export class WriteQueue {
     return 0;
   }
 
+  /**
+   * How long a write in the queue sleeps unless woken. Posted writes are committed by whoever
+   * takes the lock next (the head, or a store holding it now), which wakes their owner: the
+   * timer is only a safety net. Otherwise a write behind the head waits to be woken, and the
+   * head polls on its backoff (`headDelay`: the holder may be a process that hands nothing off).
+   */
+  #waitInQueue(behindHead: boolean, headDelay: number): number {
+    const posted = this.#shared?.postedCount !== undefined;
+    if (posted && (behindHead || this.#turns?.holderSeen === true)) return POSTED_WAIT_MS;
+    return behindHead ? QUEUED_WAIT_MS : headDelay;
+  }
+
   /** After a wait: settles the posted writes if another process has committed them. */
   #checkPosted(): number {
     const receipt = this.#shared?.check();
     if (receipt === undefined) return 0;
+    this.#contendedAt = performance.now();
     if (receipt.applied) {
       // Served: this process leaves the queue as if it had committed, and the next waiter,
       // which may be the new head, gets its turn now rather than on its timer.
@@ -817,7 +860,10 @@ export class WriteQueue {
     }
     try {
       conn.statement("COMMIT").run();
-      shared?.committed(served);
+      if (served.length > 0) {
+        this.#contendedAt = performance.now();
+        shared?.committed(served);
+      }
     } catch (error) {
       this.#rollback();
       shared?.abandoned(served);

@@ -103,6 +103,53 @@ describe("HandoffQueue: cross-process order of writers", () => {
     expect(a.turn()).toBe("go");
   });
 
+  it("keeps a wake-up that arrives between two waits for the next wait", async () => {
+    const path = dbPath();
+    const waker = join_(path);
+    const sleeper = join_(path);
+    expect(waker.wake(sleeper.slot)).toBe(true);
+    await sleep(200); // the change notification arrives while the sleeper is not waiting
+    expect(await wokenWithin(sleeper.wait(30_000), 5_000)).toBe("woken");
+    // It is used up: the next wait sleeps until its own wake-up or timer.
+    expect(await wokenWithin(sleeper.wait(30_000), 300)).toBe("timer");
+  });
+
+  it("makes newcomers queue while a store announces it holds the lock, until it leaves", () => {
+    const path = dbPath();
+    const holder = join_(path);
+    const newcomer = join_(path);
+    expect(newcomer.turn()).toBe("go");
+    expect(newcomer.holderSeen).toBe(false);
+    holder.hold();
+    expect(newcomer.turn()).toBe("queue");
+    expect(newcomer.holderSeen).toBe(true);
+    holder.leave();
+    expect(newcomer.turn()).toBe("go");
+    holder.hold();
+    holder.enqueue(); // waiting again: no longer holding
+    expect(newcomer.holderSeen).toBe(false);
+    expect(newcomer.turn()).toBe("queue"); // but it waits, so it goes first
+    expect(holder.turn()).toBe("go");
+  });
+
+  it("lists the requests other live stores posted, not its own", () => {
+    const path = dbPath();
+    const a = join_(path);
+    const b = join_(path);
+    const c = join_(path);
+    b.setPosted(7);
+    a.setPosted(3);
+    expect(a.postedRequests()).toEqual([{ slot: b.slot, owner: b.owner, pid: process.pid, seq: 7 }]);
+    expect(
+      c
+        .postedRequests()
+        .map((r) => r.seq)
+        .sort(),
+    ).toEqual([3, 7]);
+    b.setPosted(0);
+    expect(a.postedRequests()).toEqual([]);
+  });
+
   it("frees its slot at close, and a closed queue's place is gone", () => {
     const path = dbPath();
     const a = join_(path);
@@ -205,5 +252,28 @@ describe("WriteQueue with the hand-off queue", () => {
     const id = await store.appendMessage({ sessionId: "mine", role: "user", content: "after" });
     expect(id).toBeGreaterThan(0);
     await store.close();
+  });
+});
+
+describe("DatabaseConnection.withoutBusyWait", () => {
+  it("turns SQLite's busy handler off inside, and back on after, even when the body throws", () => {
+    const path = dbPath();
+    const conn = new DatabaseConnection(path, {
+      busyTimeoutMs: 2_000,
+      synchronous: "FULL",
+      journalSizeLimit: -1,
+      readOnly: false,
+    });
+    opened.push(conn);
+    const timeout = () => conn.db.pragma("busy_timeout", { simple: true });
+    expect(timeout()).toBe(2_000);
+    expect(conn.withoutBusyWait(() => timeout())).toBe(0);
+    expect(timeout()).toBe(2_000);
+    expect(() =>
+      conn.withoutBusyWait(() => {
+        throw new Error("boom");
+      }),
+    ).toThrow("boom");
+    expect(timeout()).toBe(2_000);
   });
 });
