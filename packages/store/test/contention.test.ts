@@ -114,6 +114,55 @@ describe("writes under contention (real processes)", { timeout: 180_000 }, () =>
     },
   );
 
+  it("writers SIGKILLed while committing for each other: every acknowledged append once, none twice", async () => {
+    // Killed at arbitrary moments, a writer may be posting, holding claims in its transaction,
+    // between its COMMIT and the wake-ups, or waiting for a receipt. The survivors must finish
+    // without error, and no append may be lost once acknowledged, or ever written twice.
+    const path = await freshDatabase();
+    const m = 150;
+    const writers = startWriters(path, 6, m, { waitForGo: true, printAcks: true });
+    await Promise.all(writers.map((c) => c.waitForLine("ready")));
+    go(writers);
+    const victims = writers.slice(0, 3);
+    const survivors = writers.slice(3);
+    for (const [k, victim] of victims.entries()) {
+      await victim.waitForLine(`ack ${20 + 25 * k}`);
+      await sleep(Math.random() * 3);
+      victim.process.kill("SIGKILL");
+      expect((await victim.exited).signal).toBe("SIGKILL");
+    }
+    const results = await resultsOf(survivors);
+    for (const r of results) {
+      expect(r.errors).toEqual([]);
+      expect(r.appended).toBe(m);
+    }
+    const file = inspect(path);
+    expect(file.integrity).toBe("ok");
+    expect(file.duplicates).toBe(0);
+    for (const r of results) {
+      expect(file.rows[`writer-${r.tag}`]).toBe(m);
+      expect(file.counters[`writer-${r.tag}`]).toBe(m);
+    }
+    const db = new Database(path, { readonly: true });
+    try {
+      const has = db.prepare("SELECT COUNT(*) FROM messages WHERE content = ?").pluck();
+      for (const [k, victim] of victims.entries()) {
+        const acked = victim.lines
+          .filter((line) => line.startsWith("ack "))
+          .map((line) => Number(line.slice(4)));
+        expect(acked.length).toBeGreaterThanOrEqual(21 + 25 * k);
+        for (const i of acked) expect(has.get(`w${k} message ${i} contention`)).toBe(1);
+        // At most the append in flight when it died is in too; the counter matches the rows.
+        const rows = file.rows[`writer-w${k}`] ?? 0;
+        expect(rows - acked.length).toBeGreaterThanOrEqual(0);
+        expect(rows - acked.length).toBeLessThanOrEqual(1);
+        expect(file.counters[`writer-w${k}`]).toBe(rows);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
   it("writers wait for a lock held 3 s by another process, then succeed", async () => {
     const path = await freshDatabase();
     const writers = startWriters(path, 3, 5, { waitForGo: true });
