@@ -61,15 +61,22 @@ export interface IndexRepair {
 
 /** Counters of the write path, readable through `store.stats()`. */
 export interface WriteStats {
-  /** Write units committed (each `appendMessage`, `appendMessages`, … call counts once). */
+  /**
+   * Write units committed (each `appendMessage`, `appendMessages`, … call counts once), whoever
+   * committed them (this store, or another process for it: `sharedWrites`).
+   */
   writes: number;
   /** Write units that failed on their own (unknown session, title conflict, …) or with `STORE_BUSY`. */
   failedWrites: number;
   /** Transactions committed; each holds one group of writes. */
   groupsCommitted: number;
-  /** Mean number of writes per committed transaction (`writes / groupsCommitted`). */
+  /**
+   * Mean number of this store's writes per transaction it committed
+   * (`(writes - sharedWrites) / groupsCommitted`; other processes' writes it committed are
+   * `servedWrites`).
+   */
   writesPerGroupMean: number;
-  /** Largest number of writes committed in one transaction. */
+  /** Largest number of this store's writes committed in one of its transactions. */
   writesPerGroupMax: number;
   /** `BEGIN IMMEDIATE` attempts, successful or not (one per group attempt). */
   attempts: number;
@@ -351,7 +358,10 @@ export class WriteQueue {
     const s = this.#stats;
     return {
       ...s,
-      writesPerGroupMean: s.groupsCommitted === 0 ? 0 : s.writes / s.groupsCommitted,
+      // This store's own writes per transaction it committed (not those another process
+      // committed for it, which are in `writes` but in none of its transactions).
+      writesPerGroupMean:
+        s.groupsCommitted === 0 ? 0 : (s.writes - (this.#shared?.sharedWrites ?? 0)) / s.groupsCommitted,
       handoffs: this.#turns?.handoffs ?? 0,
       deferrals: this.#turns?.deferrals ?? 0,
       sharedWrites: this.#shared?.sharedWrites ?? 0,

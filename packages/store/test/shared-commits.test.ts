@@ -92,6 +92,8 @@ describe("shared commits: the lock holder commits what other stores posted", () 
 
     expect(a.stats().servedWrites).toBe(1);
     expect(b.stats().sharedWrites).toBe(1);
+    expect(b.stats().writes).toBe(1); // counted once, in the store that made the call
+    expect(b.stats().groupsCommitted).toBe(0);
     expect(a.stats().groupsCommitted - groupsBefore).toBe(1); // both rows, one transaction
     const stored = rows(path);
     expect(stored).toEqual([
@@ -116,6 +118,9 @@ describe("shared commits: the lock holder commits what other stores posted", () 
       await Promise.all([a.appendMessage({ sessionId: "sa", role: "user", content: `a${round}` }), waiting]);
     }
     expect(b.stats().sharedWrites).toBe(3);
+    await b.appendMessage({ sessionId: "sb", role: "user", content: "b alone" });
+    // 4 writes, 3 of them committed by a: b's own transaction held 1.
+    expect(b.stats()).toMatchObject({ writes: 4, groupsCommitted: 1, writesPerGroupMean: 1 });
     const db = new Database(path, { readonly: true });
     const receipts = db.prepare("SELECT seq FROM hermes_write_receipts").pluck().all();
     db.close();
