@@ -2,12 +2,14 @@
  * A writer process of the `contention` scenario: opens the file (through the store, or raw
  * better-sqlite3 for the baseline), waits for the parent's "go" so all writers start together,
  * appends its messages one per transaction and reports every latency, its event-loop delay and
- * the store's retry counters.
+ * the store's retry counters. With `loops` > 1 it runs that many writers at once in this one
+ * process, on one store, each with its own session and messages (the in-process reference case).
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import { openRawConnection } from "../raw-connection.js";
 import { generateMessages, RawAppender, toAppendInput } from "../scenarios/message-fixtures.js";
+import { errorText } from "./error-text.js";
 
 /** The parent's instructions. */
 export interface AppendWorkerRequest {
@@ -17,6 +19,11 @@ export interface AppendWorkerRequest {
   count: number;
   seed: number;
   worker: number;
+  /**
+   * Concurrent writers in this process (default 1), each awaiting its own appends; writer `l`
+   * appends to `${sessionId}-${l}` when there are several.
+   */
+  loops?: number;
   /** Store options that differ from the defaults (`fairWrites`, `shareCommits`: both on). */
   storeOptions?: { fairWrites?: boolean; shareCommits?: boolean };
 }
@@ -29,6 +36,8 @@ export interface AppendWorkerReport {
   /** Epoch milliseconds (high resolution) of the first append's start and the last one's end. */
   startedAt: number;
   endedAt: number;
+  /** Each writer's time from its first append's start to its last one's end, in ms. */
+  writerElapsedMs: number[];
   errors: number;
   firstError: string | null;
   retries: number;
@@ -48,20 +57,30 @@ export interface AppendWorkerReport {
 const now = () => performance.timeOrigin + performance.now();
 
 process.once("message", async (request: AppendWorkerRequest) => {
-  const messages = generateMessages(request.seed + request.worker, request.count);
+  const loops = request.loops ?? 1;
+  // One writer keeps the single-writer names and seed, so those runs are unchanged.
+  const writers = Array.from({ length: loops }, (_, l) => ({
+    sessionId: loops === 1 ? request.sessionId : `${request.sessionId}-${l}`,
+    marker: loops === 1 ? `w${request.worker}` : `w${request.worker}-${l}`,
+    messages: generateMessages(request.seed + request.worker + l * 1000, request.count),
+  }));
   let store: SessionStore | undefined;
-  let append: (i: number) => unknown;
+  let append: (l: number, i: number) => unknown;
   let closeRaw = () => {};
   if (request.mode === "store") {
     const s = await openSessionStore({ path: request.path, ...request.storeOptions });
     store = s;
-    append = (i) =>
-      s.appendMessage(toAppendInput(request.sessionId, messages[i]!, ` [w${request.worker}-${i}]`));
+    append = (l, i) => {
+      const w = writers[l]!;
+      return s.appendMessage(toAppendInput(w.sessionId, w.messages[i]!, ` [${w.marker}-${i}]`));
+    };
   } else {
     const db = openRawConnection(request.path);
     const appender = new RawAppender(db);
-    append = (i) =>
-      appender.append(toAppendInput(request.sessionId, messages[i]!, ` [w${request.worker}-${i}]`));
+    append = (l, i) => {
+      const w = writers[l]!;
+      return appender.append(toAppendInput(w.sessionId, w.messages[i]!, ` [${w.marker}-${i}]`));
+    };
     closeRaw = () => db.close();
   }
   process.send?.({ type: "ready" });
@@ -73,19 +92,22 @@ process.once("message", async (request: AppendWorkerRequest) => {
   let errors = 0;
   let firstError: string | null = null;
   const startedAt = now();
-  for (let i = 0; i < request.count; i++) {
-    const t0 = performance.now();
-    try {
-      await append(i);
-    } catch (error) {
-      errors++;
-      firstError ??=
-        error instanceof Error
-          ? `${(error as { code?: string }).code ?? error.name}: ${error.message}`
-          : String(error);
-    }
-    latencies.push(performance.now() - t0);
-  }
+  const writerElapsedMs = await Promise.all(
+    writers.map(async (_, l) => {
+      const t = performance.now();
+      for (let i = 0; i < request.count; i++) {
+        const t0 = performance.now();
+        try {
+          await append(l, i);
+        } catch (error) {
+          errors++;
+          firstError ??= errorText(error);
+        }
+        latencies.push(performance.now() - t0);
+      }
+      return performance.now() - t;
+    }),
+  );
   const endedAt = now();
   histogram.disable();
   const stats = store?.stats();
@@ -97,6 +119,7 @@ process.once("message", async (request: AppendWorkerRequest) => {
     latenciesMs: latencies,
     startedAt,
     endedAt,
+    writerElapsedMs,
     errors,
     firstError,
     retries: stats?.retries ?? 0,

@@ -6,6 +6,7 @@
 import { openPostgresSessionStore } from "@hermes/postgres";
 import { openSessionStore, type SessionStoreApi } from "@hermes/store";
 import { generateMessages, toAppendInput } from "../scenarios/message-fixtures.js";
+import { errorText } from "./error-text.js";
 
 /** The parent's instructions. */
 export interface PostgresWorkerRequest {
@@ -63,10 +64,7 @@ process.once("message", async (request: PostgresWorkerRequest) => {
       await fn();
     } catch (error) {
       errors++;
-      firstError ??=
-        error instanceof Error
-          ? `${(error as { code?: string }).code ?? error.name}: ${error.message}`
-          : String(error);
+      firstError ??= errorText(error);
     }
     latencies.push(performance.now() - t0);
   };
