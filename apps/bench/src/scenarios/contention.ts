@@ -32,7 +32,8 @@ function walSize(path: string): number {
 
 /**
  * Starts `writers` processes on one file, releases them together, collects their reports. Each
- * process runs `loops` writers at once (one session each).
+ * process runs `loops` writers at once, each with a session and messages of its own: 1 process of
+ * 8 writers appends the same messages to the same sessions as 8 processes of 1.
  */
 async function runWriters(
   mode: "store" | "raw",
@@ -43,16 +44,9 @@ async function runWriters(
   storeOptions?: AppendWorkerRequest["storeOptions"],
   loops = 1,
 ): Promise<RunResult> {
-  const sessionIds = Array.from({ length: writers }, (_, i) => `writer-${i}`);
+  const sessionIds = Array.from({ length: writers * loops }, (_, i) => `writer-${i}`);
   const setup = await openSessionStore({ path });
-  for (const id of sessionIds) {
-    if (loops === 1) await setup.createSession({ id, source: "bench", model: "bench" });
-    else {
-      for (let l = 0; l < loops; l++) {
-        await setup.createSession({ id: `${id}-${l}`, source: "bench", model: "bench" });
-      }
-    }
-  }
+  for (const id of sessionIds) await setup.createSession({ id, source: "bench", model: "bench" });
   await setup.close();
 
   const children: ChildProcess[] = [];
@@ -77,7 +71,7 @@ async function runWriters(
     const request: AppendWorkerRequest = {
       mode,
       path,
-      sessionId: sessionIds[w]!,
+      sessionIds: sessionIds.slice(w * loops, (w + 1) * loops),
       count,
       seed,
       worker: w,

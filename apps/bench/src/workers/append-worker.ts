@@ -15,13 +15,15 @@ import { errorText } from "./error-text.js";
 export interface AppendWorkerRequest {
   mode: "store" | "raw";
   path: string;
-  sessionId: string;
+  /** One session per writer of this process, in order. */
+  sessionIds: string[];
   count: number;
   seed: number;
   worker: number;
   /**
-   * Concurrent writers in this process (default 1), each awaiting its own appends; writer `l`
-   * appends to `${sessionId}-${l}` when there are several.
+   * Concurrent writers in this process (default 1), each awaiting its own appends. Writer `l` of
+   * worker `w` is writer number `w × loops + l` of the run: its session, messages and markers are
+   * those of the process with that number in a run of one writer per process.
    */
   loops?: number;
   /** Store options that differ from the defaults (`fairWrites`, `shareCommits`: both on). */
@@ -58,12 +60,14 @@ const now = () => performance.timeOrigin + performance.now();
 
 process.once("message", async (request: AppendWorkerRequest) => {
   const loops = request.loops ?? 1;
-  // One writer keeps the single-writer names and seed, so those runs are unchanged.
-  const writers = Array.from({ length: loops }, (_, l) => ({
-    sessionId: loops === 1 ? request.sessionId : `${request.sessionId}-${l}`,
-    marker: loops === 1 ? `w${request.worker}` : `w${request.worker}-${l}`,
-    messages: generateMessages(request.seed + request.worker + l * 1000, request.count),
-  }));
+  const writers = Array.from({ length: loops }, (_, l) => {
+    const n = request.worker * loops + l;
+    return {
+      sessionId: request.sessionIds[l]!,
+      marker: `w${n}`,
+      messages: generateMessages(request.seed + n, request.count),
+    };
+  });
   let store: SessionStore | undefined;
   let append: (l: number, i: number) => unknown;
   let closeRaw = () => {};
