@@ -68,23 +68,22 @@ process.once("message", async (request: AppendWorkerRequest) => {
       messages: generateMessages(request.seed + n, request.count),
     };
   });
+  /** Writer `l`'s `i`-th append, with a marker that makes its content unique in the run. */
+  const input = (l: number, i: number) => {
+    const w = writers[l]!;
+    return toAppendInput(w.sessionId, w.messages[i]!, ` [${w.marker}-${i}]`);
+  };
   let store: SessionStore | undefined;
   let append: (l: number, i: number) => unknown;
   let closeRaw = () => {};
   if (request.mode === "store") {
     const s = await openSessionStore({ path: request.path, ...request.storeOptions });
     store = s;
-    append = (l, i) => {
-      const w = writers[l]!;
-      return s.appendMessage(toAppendInput(w.sessionId, w.messages[i]!, ` [${w.marker}-${i}]`));
-    };
+    append = (l, i) => s.appendMessage(input(l, i));
   } else {
     const db = openRawConnection(request.path);
     const appender = new RawAppender(db);
-    append = (l, i) => {
-      const w = writers[l]!;
-      return appender.append(toAppendInput(w.sessionId, w.messages[i]!, ` [${w.marker}-${i}]`));
-    };
+    append = (l, i) => appender.append(input(l, i));
     closeRaw = () => db.close();
   }
   process.send?.({ type: "ready" });
