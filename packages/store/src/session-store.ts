@@ -37,6 +37,7 @@ import type { Lineage } from "./portable/lineage.js";
 import * as portable from "./portable/store-methods.js";
 import type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
 import { referenceSearchIndexRepair } from "./search-index-repair.js";
+import { referenceSearchMergePacing } from "./search-merge-pacing.js";
 import { SharedCommits } from "./shared-commits.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
@@ -562,6 +563,7 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
       referenceSearchIndexRepair(conn),
       turns,
       shared,
+      referenceSearchMergePacing(conn),
     );
     // Upgrading a big old file holds the write lock for minutes (a million messages
     // re-indexed); a process opening the same file meanwhile waits for it instead of failing.

@@ -5,6 +5,21 @@ import type { HandoffQueue } from "./handoff-queue.js";
 import type { ClaimedRequest, Receipt, SharedCommits } from "./shared-commits.js";
 import { isBusyError, isFileCorruption, mapSqliteError, sqliteCode } from "./sqlite-errors.js";
 
+/**
+ * Spreads a derived index's merge work evenly over the transactions that write several rows,
+ * instead of leaving all of it to the one transaction in many that crosses the index's own
+ * threshold (see search-merge-pacing.ts). Both run inside the write transaction.
+ */
+export interface MergePacing {
+  /** Right after `BEGIN IMMEDIATE`: suspends the index's own merging for this transaction. */
+  readonly hold: () => void;
+  /**
+   * Just before `COMMIT`: a bounded share of merge work, then the setting as it was. Throws when
+   * the setting could not be restored; the transaction must then not commit.
+   */
+  readonly release: () => void;
+}
+
 /** How writes wait for the lock held by another connection, and how they are grouped. */
 export interface WritePolicy {
   /** Total patience of one write, in ms, from the call; past it the write fails with `STORE_BUSY`. */
@@ -176,7 +191,10 @@ type GroupResult =
   | { kind: "index-damaged"; culprit: number | null; error: unknown }
   /** The group's head was posted, and another process's transaction settled it (see SharedCommits). */
   | { kind: "receipt"; receipt: Receipt }
-  /** The transaction was lost while applying other processes' writes: re-run, serving none. */
+  /**
+   * Nothing was committed, and the group re-runs at once: the transaction was lost while applying
+   * other processes' writes (the next attempt serves none), or merge pacing failed (dropped).
+   */
   | { kind: "retry" };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -304,6 +322,8 @@ export class WriteQueue {
   #skipServing = false;
   /** When this store last met a writer of another process (see EAGER_POST_MS). */
   #contendedAt = Number.NEGATIVE_INFINITY;
+  /** Merge pacing of the search index; dropped for good if it ever fails to restore its setting. */
+  #pacing: MergePacing | undefined;
   /**
    * The first error that showed the database file itself damaged (`SQLITE_CORRUPT`, not a
    * search index). From then on nothing is written or checkpointed: a write or a checkpoint
@@ -318,6 +338,7 @@ export class WriteQueue {
     indexRepair?: IndexRepair,
     turns?: HandoffQueue,
     shared?: SharedCommits,
+    pacing?: MergePacing,
   ) {
     this.#conn = conn;
     this.#turns = turns;
@@ -326,6 +347,7 @@ export class WriteQueue {
     this.#walSize = walSize;
     this.#walEscalateAt = policy.walMaxBytes;
     this.#indexRepair = indexRepair;
+    this.#pacing = pacing;
   }
 
   /** Whether a damaged database file was seen; then writes and checkpoints are refused. */
@@ -789,6 +811,19 @@ export class WriteQueue {
         return { kind: "receipt", receipt };
       }
     }
+    // A transaction that writes for several callers (here, or in other processes) spreads the
+    // search index's merging instead of sometimes doing a large share of it at once.
+    const pacing =
+      group.length > 1 || (shared !== undefined && performance.now() - this.#contendedAt < EAGER_POST_MS)
+        ? this.#pacing
+        : undefined;
+    if (pacing !== undefined) {
+      try {
+        pacing.hold();
+      } catch (error) {
+        return this.#pacingFailed(error, []);
+      }
+    }
     // A lone write needs no savepoint: rolling back the transaction is rolling back the write.
     const alone = group.length === 1;
     const outcomes: Outcome[] = [];
@@ -868,6 +903,14 @@ export class WriteQueue {
         }
       }
     }
+    if (pacing !== undefined) {
+      try {
+        pacing.release();
+      } catch (error) {
+        // The index's own setting may not be back: nothing of this transaction may commit.
+        return this.#pacingFailed(error, served);
+      }
+    }
     try {
       conn.statement("COMMIT").run();
       if (served.length > 0) {
@@ -885,6 +928,18 @@ export class WriteQueue {
       return { kind: "failed", outcomes: group.map(() => ({ ok: false, error })) };
     }
     return { kind: "committed", outcomes };
+  }
+
+  /**
+   * Merge pacing threw: the transaction is rolled back, and the group re-runs (after a backoff if
+   * the lock was busy). Pacing never fails a write: after any other error it is dropped for good.
+   */
+  #pacingFailed(error: unknown, served: readonly ClaimedRequest[]): GroupResult {
+    this.#rollback();
+    this.#shared?.abandoned(served);
+    if (isBusyError(error)) return { kind: "busy", error };
+    this.#pacing = undefined;
+    return { kind: "retry" };
   }
 
   /** How many jobs from `start` on can be applied as one merged write (0 or 1: none). */

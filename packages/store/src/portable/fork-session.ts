@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import type { SessionRow } from "@hermes/schema";
 import { InvalidArgumentError, SessionNotFoundError, TitleConflictError } from "../errors.js";
 import { getNextTitleInLineage } from "../operations/titles.js";
+import { pauseFtsAutomerge } from "../pause-fts-automerge.js";
 import { sanitizeTitle } from "../sanitize-title.js";
 import type { StoreContext } from "../store-context.js";
 import { optionalString, options, requireId } from "../validate.js";
 import { SESSION_COLUMN_SQL } from "./jsonl-format.js";
-import { pauseFtsAutomerge } from "./pause-fts-automerge.js";
 
 /** Options of `forkSession`. */
 export interface ForkSessionOptions {
@@ -142,7 +142,7 @@ export async function forkSession(
     conn.run(INSERT_FORK_SQL, [{ new_id: newId, parent_id: parentId, now, title }]);
     // Both FTS tables index every copied row through their triggers; their incremental merging
     // is paused for the copy (see pauseFtsAutomerge) and put back in the same transaction.
-    const resumeMerging = pauseFtsAutomerge(conn);
+    const { resume: resumeMerging } = pauseFtsAutomerge(conn);
     let copied = false;
     try {
       conn.run(COPY_MESSAGES_SQL, [{ new_id: newId, parent_id: parentId, at_t: atT, at_id: atId }]);

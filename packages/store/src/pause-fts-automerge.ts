@@ -1,5 +1,5 @@
 import { objectExists } from "@hermes/schema";
-import type { DatabaseConnection } from "../database-connection.js";
+import type { DatabaseConnection } from "./database-connection.js";
 
 /** The FTS5 tables the reference's triggers write on every insert into `messages`. */
 const TRIGGER_FED_FTS_TABLES = ["messages_fts", "messages_fts_trigram"] as const;
@@ -21,9 +21,17 @@ interface AutomergeRow {
   readonly value: number | null;
 }
 
+/** What {@link pauseFtsAutomerge} paused, and how to put it back. */
+export interface PausedMerging {
+  /** The FTS5 tables whose merging was paused (a table whose `automerge` is 0 is not). */
+  readonly tables: readonly string[];
+  /** Puts each paused table's setting back exactly; idempotent. */
+  readonly resume: () => void;
+}
+
 /**
  * Turns FTS5 incremental merging (`automerge`) off for the two FTS tables that the triggers on
- * `messages` fill, until the returned function is called; that function puts each table's
+ * `messages` fill, until `resume` is called; that puts each table's
  * setting back exactly: FTS5's value in this connection's memory, and the rows of
  * `<table>_config` as they were (no row when there was none, so the file stays identical to what
  * the reference expects). Call both inside the same write transaction: no other connection ever
@@ -41,7 +49,7 @@ interface AutomergeRow {
  * removing that row again means writing a shadow table, which SQLite's defensive mode (on by
  * default in better-sqlite3) refuses, so it is lifted for exactly those statements.
  */
-export function pauseFtsAutomerge(conn: DatabaseConnection): () => void {
+export function pauseFtsAutomerge(conn: DatabaseConnection): PausedMerging {
   if (!conn.inTransaction) throw new Error("pauseFtsAutomerge must run inside a write transaction");
   const saved: SavedSetting[] = [];
   for (const table of TRIGGER_FED_FTS_TABLES) {
@@ -60,7 +68,7 @@ export function pauseFtsAutomerge(conn: DatabaseConnection): () => void {
     saved.push({ table, row });
   }
   let restored = false;
-  return () => {
+  const resume = () => {
     if (restored) return;
     restored = true;
     // SQLite rolled the transaction back itself (I/O error, disk full): the rows went with it.
@@ -87,4 +95,5 @@ export function pauseFtsAutomerge(conn: DatabaseConnection): () => void {
       conn.db.unsafeMode(false);
     }
   };
+  return { tables: saved.map((s) => s.table), resume };
 }
