@@ -18,9 +18,12 @@ export const MERGE_PAGES_PER_TRANSACTION = 16;
  * A transaction that writes several messages would otherwise, about once in a hundred, also do a
  * large share of FTS5's segment merging (10–25 ms here, against about 1 ms for the transaction).
  * Paced, it pauses FTS5's `automerge` while it writes (see {@link pauseFtsAutomerge}), asks for
- * {@link MERGE_PAGES_PER_TRANSACTION} pages of merging before `COMMIT`, and puts the setting back
- * exactly: other connections, the reference among them, only ever see the file's own setting. A
- * table whose `automerge` is 0 (merging turned off by its owner) is left alone. If the index is
+ * {@link MERGE_PAGES_PER_TRANSACTION} pages of merging before `COMMIT`, and puts FTS5's value back
+ * in the same transaction: other connections, the reference among them, only ever see the
+ * setting FTS5 was using. Unlike a fork, it does not remove the `automerge` row FTS5 leaves behind
+ * in a file that had none (the row then holds FTS5's default, 4): removing it costs a re-prepare
+ * of every statement, about a quarter of a small transaction. A table whose `automerge` is 0
+ * (merging turned off by its owner), or not an integer FTS5 accepts, is left alone. If the index is
  * damaged the transaction goes unpaced: the write itself meets the damage, and the store's index
  * repair deals with it.
  */
@@ -31,7 +34,7 @@ export function referenceSearchMergePacing(conn: DatabaseConnection): MergePacin
       paused = undefined;
       conn.statement("SAVEPOINT hermes_pacing").run();
       try {
-        paused = pauseFtsAutomerge(conn);
+        paused = pauseFtsAutomerge(conn, { rowsExactly: false });
         conn.statement("RELEASE hermes_pacing").run();
       } catch (error) {
         if (isBusyError(error) || !conn.inTransaction) throw error;
