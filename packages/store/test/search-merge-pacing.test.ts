@@ -5,7 +5,11 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 // The queue and the pacing are internals: built code, as every queue test here.
 import { DatabaseConnection } from "../dist/database-connection.js";
-import { MERGE_PAGES_PER_TRANSACTION, referenceSearchMergePacing } from "../dist/search-merge-pacing.js";
+import {
+  MERGE_PAGES_PER_TRANSACTION,
+  PACED_USERMERGE,
+  referenceSearchMergePacing,
+} from "../dist/search-merge-pacing.js";
 import { DEFAULT_WRITE_POLICY, type MergePacing, WriteQueue } from "../dist/write-queue.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
@@ -38,13 +42,16 @@ async function setup(pacing: (conn: DatabaseConnection) => MergePacing | undefin
     pacing(conn),
   );
   let n = 0;
+  /** Each insert's reading of `usermerge`, in order. */
+  const usermergeSeen: Array<Record<string, unknown>> = [];
   /** Inserts one message (its FTS5 rows come from the reference's triggers) and reads `automerge` meanwhile. */
   const insert = () =>
     writes.run("append", () => {
       conn.run("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', ?, 1)", [
         `message ${n++} about pacing the merges of segment number ${n * 7919}`,
       ]);
-      return automerge(conn);
+      usermergeSeen.push(setting(conn, "usermerge"));
+      return setting(conn, "automerge");
     });
   /**
    * `n` inserts made while another connection holds the write lock: they wait for it together
@@ -60,15 +67,17 @@ async function setup(pacing: (conn: DatabaseConnection) => MergePacing | undefin
     const seen = await Promise.all(inserts);
     return seen;
   };
-  return { conn, writes, insert, grouped };
+  return { conn, writes, insert, grouped, usermergeSeen };
 }
 
-/** Each table's `automerge` row in its config (undefined: none, FTS5 uses its default 4). */
-function automerge(conn: DatabaseConnection): Record<string, unknown> {
+/** Each table's row for an FTS5 option in its config (undefined: none, FTS5 uses its default). */
+function setting(conn: DatabaseConnection, key: "automerge" | "usermerge"): Record<string, unknown> {
   return Object.fromEntries(
-    TABLES.map((t) => [t, conn.get<{ v: unknown }>(`SELECT v FROM ${t}_config WHERE k = 'automerge'`)?.v]),
+    TABLES.map((t) => [t, conn.get<{ v: unknown }>(`SELECT v FROM ${t}_config WHERE k = '${key}'`)?.v]),
   );
 }
+
+const automerge = (conn: DatabaseConnection) => setting(conn, "automerge");
 
 /** Sets a table's FTS5 option through FTS5 itself. */
 function setOption(conn: DatabaseConnection, table: string, option: string, value: number): void {
@@ -81,12 +90,18 @@ function segments(conn: DatabaseConnection, table: string): number {
 
 describe("search index merge pacing", { timeout: 120_000 }, () => {
   it("a group of writes runs with FTS5 merging held off, and commits the file's setting back", async () => {
-    const { conn, insert, grouped } = await setup(referenceSearchMergePacing);
+    const { conn, insert, grouped, usermergeSeen } = await setup(referenceSearchMergePacing);
     // A lone write is not paced: it sees the file as it is (no automerge row, FTS5's default).
     expect(await insert()).toEqual({ messages_fts: undefined, messages_fts_trigram: undefined });
     // Writes that waited for the lock together are one group: paced.
     const inside = await grouped(3);
     for (const seen of inside) expect(seen).toEqual({ messages_fts: 0, messages_fts_trigram: 0 });
+    // Its merging waits for 8 segments on a level (FTS5's default is 4).
+    expect(usermergeSeen).toEqual([
+      { messages_fts: undefined, messages_fts_trigram: undefined },
+      ...inside.map(() => ({ messages_fts: PACED_USERMERGE, messages_fts_trigram: PACED_USERMERGE })),
+    ]);
+    expect(setting(conn, "usermerge")).toEqual({ messages_fts: 4, messages_fts_trigram: 4 });
     // After the commit FTS5 reads the value it used before, its default; FTS5's own command
     // leaves that in a row (removing the row would re-prepare every statement, see the pacing).
     expect(automerge(conn)).toEqual({ messages_fts: 4, messages_fts_trigram: 4 });
@@ -96,14 +111,18 @@ describe("search index merge pacing", { timeout: 120_000 }, () => {
   });
 
   it("keeps each table's own setting, and leaves merging off where its owner turned it off", async () => {
-    const { conn, grouped } = await setup(referenceSearchMergePacing);
+    const { conn, grouped, usermergeSeen } = await setup(referenceSearchMergePacing);
     setOption(conn, "messages_fts", "automerge", 8);
+    setOption(conn, "messages_fts", "usermerge", 2);
     setOption(conn, "messages_fts_trigram", "automerge", 0);
     for (let round = 0; round < 5; round++) {
       const inside = await grouped(2);
       for (const seen of inside) expect(seen).toEqual({ messages_fts: 0, messages_fts_trigram: 0 });
       expect(automerge(conn)).toEqual({ messages_fts: 8, messages_fts_trigram: 0 });
+      expect(setting(conn, "usermerge")).toEqual({ messages_fts: 2, messages_fts_trigram: undefined });
     }
+    for (const seen of usermergeSeen)
+      expect(seen).toEqual({ messages_fts: 8, messages_fts_trigram: undefined });
   });
 
   it("leaves alone a table whose automerge row FTS5 could not write back as it is", async () => {
