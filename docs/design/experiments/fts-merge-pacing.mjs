@@ -4,10 +4,10 @@
 // automerge 0 and usermerge 8 while writing, 'merge' of N pages before COMMIT, both back). Prints the
 // time per transaction and the segments left in each FTS5 table.
 //
-//   pnpm run build && node docs/design/experiments/fts-merge-pacing.mjs [transactions] [rows] [pages]
+//   pnpm run build && node docs/design/experiments/fts-merge-pacing.mjs [transactions] [rows] [pages] [checkpoint]
 //
 // Arguments: transactions (default 1500), rows per transaction (default 8), merge pages per
-// paced transaction (default 16). CKPT=n: a PASSIVE checkpoint every n transactions (default 50,
+// paced transaction (default 16), a PASSIVE checkpoint every that many transactions (default 50,
 // as the store does; the checkpoint itself is not timed).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -24,6 +24,7 @@ const Database = createRequire(new URL("packages/store/package.json", root))("be
 const transactions = Number(process.argv[2] ?? 1500);
 const rows = Number(process.argv[3] ?? 8);
 const pages = Number(process.argv[4] ?? 16);
+const checkpointEvery = Number(process.argv[5] ?? 50);
 const tables = ["messages_fts", "messages_fts_trigram"];
 const messages = generateMessages(42, transactions * rows);
 
@@ -58,7 +59,7 @@ async function run(mode) {
       if (mode === "paced") for (const s of [...merge, ...restore]) s.run();
       commit.run();
       times.push(performance.now() - t0);
-      if ((t + 1) % Number(process.env.CKPT ?? 50) === 0) db.pragma("wal_checkpoint(PASSIVE)");
+      if ((t + 1) % checkpointEvery === 0) db.pragma("wal_checkpoint(PASSIVE)");
     }
     const elapsed = performance.now() - start;
     times.sort((a, b) => a - b);
