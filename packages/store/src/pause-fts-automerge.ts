@@ -7,10 +7,15 @@ const TRIGGER_FED_FTS_TABLES = ["messages_fts", "messages_fts_trigram"] as const
 /** FTS5's `automerge` when `<table>_config` has no row for it (and for 1 or a value it refuses). */
 const FTS5_DEFAULT_AUTOMERGE = 4;
 
+/** FTS5's `usermerge` when `<table>_config` has no row for it. */
+const FTS5_DEFAULT_USERMERGE = 4;
+
 interface SavedSetting {
   readonly table: string;
   /** The `automerge` row as it was, or `undefined` when there was none (the usual case). */
   readonly row: AutomergeRow | undefined;
+  /** The `usermerge` to put back, when it was raised; and whether the table had a row for it. */
+  readonly usermerge?: { readonly value: number; readonly hadRow: boolean };
 }
 
 interface AutomergeRow {
@@ -56,7 +61,14 @@ export interface PausedMerging {
  */
 export function pauseFtsAutomerge(
   conn: DatabaseConnection,
-  { rowsExactly = true }: { readonly rowsExactly?: boolean } = {},
+  {
+    rowsExactly = true,
+    usermerge,
+  }: {
+    readonly rowsExactly?: boolean;
+    /** Also raise `usermerge` to this while paused (put back as `automerge` is), if lower. */
+    readonly usermerge?: number;
+  } = {},
 ): PausedMerging {
   if (!conn.inTransaction) throw new Error("pauseFtsAutomerge must run inside a write transaction");
   const saved: SavedSetting[] = [];
@@ -74,7 +86,11 @@ export function pauseFtsAutomerge(
     if (row?.value === 0) continue; // merging is already off for this table
     if (!rowsExactly && row !== undefined && (row.type !== "integer" || row.value === null)) continue;
     conn.run(`INSERT INTO ${table}(${table}, rank) VALUES ('automerge', 0)`);
-    saved.push({ table, row });
+    saved.push({
+      table,
+      row,
+      usermerge: usermerge === undefined ? undefined : raiseUsermerge(conn, table, usermerge),
+    });
   }
   let restored = false;
   const resume = () => {
@@ -82,19 +98,30 @@ export function pauseFtsAutomerge(
     restored = true;
     // SQLite rolled the transaction back itself (I/O error, disk full): the rows went with it.
     if (saved.length === 0 || !conn.inTransaction) return;
-    for (const { table, row } of saved) {
+    for (const { table, row, usermerge: raised } of saved) {
+      if (raised !== undefined) {
+        conn.run(`INSERT INTO ${table}(${table}, rank) VALUES ('usermerge', ${raised.value})`);
+      }
       // The value FTS5 was using: the row's, or the default for no row (or one it refuses).
       const value = row?.value ?? FTS5_DEFAULT_AUTOMERGE;
       conn.run(`INSERT INTO ${table}(${table}, rank) VALUES ('automerge', ${value})`);
     }
     // An integer row is now back as it was; no row, or any other, needs the shadow table itself.
     const rewrite = rowsExactly
-      ? saved.filter((s) => s.row === undefined || s.row.type !== "integer" || s.row.value === null)
+      ? saved.filter(
+          (s) =>
+            s.row === undefined ||
+            s.row.type !== "integer" ||
+            s.row.value === null ||
+            s.usermerge?.hadRow === false,
+        )
       : [];
     if (rewrite.length === 0) return;
     conn.db.unsafeMode(true);
     try {
-      for (const { table, row } of rewrite) {
+      for (const { table, row, usermerge: raised } of rewrite) {
+        if (raised?.hadRow === false) conn.run(`DELETE FROM ${table}_config WHERE k = 'usermerge'`);
+        if (row !== undefined && row.type === "integer" && row.value !== null) continue;
         conn.run(`DELETE FROM ${table}_config WHERE k = 'automerge'`);
         if (row !== undefined) {
           conn.run(`INSERT INTO ${table}_config(k, v) VALUES ('automerge', ${row.literal})`);
@@ -105,4 +132,26 @@ export function pauseFtsAutomerge(
     }
   };
   return { tables: saved.map((s) => s.table), resume };
+}
+
+/**
+ * Raises the table's `usermerge` to `to` if it is lower: the value to put back, or undefined when
+ * it was left alone (already as high, or a row FTS5 could not write back as it is: not an integer
+ * from 2 to 16).
+ */
+function raiseUsermerge(
+  conn: DatabaseConnection,
+  table: string,
+  to: number,
+): { value: number; hadRow: boolean } | undefined {
+  const row = conn.get<{ v: unknown }>(`SELECT v FROM ${table}_config WHERE k = 'usermerge'`);
+  const value =
+    row === undefined
+      ? FTS5_DEFAULT_USERMERGE
+      : typeof row.v === "number" && Number.isInteger(row.v) && row.v >= 2 && row.v <= 16
+        ? row.v
+        : undefined;
+  if (value === undefined || value >= to) return undefined;
+  conn.run(`INSERT INTO ${table}(${table}, rank) VALUES ('usermerge', ${to})`);
+  return { value, hadRow: row !== undefined };
 }

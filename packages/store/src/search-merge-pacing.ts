@@ -20,18 +20,6 @@ export const MERGE_PAGES_PER_TRANSACTION = 16;
  */
 export const PACED_USERMERGE = 8;
 
-/** FTS5's `usermerge` when the table's config has none. */
-const FTS5_DEFAULT_USERMERGE = 4;
-
-/** The table's `usermerge`, or undefined when it is not an integer FTS5 accepts (2–16). */
-function usermergeOf(conn: DatabaseConnection, table: string): number | undefined {
-  const row = conn.get<{ v: unknown }>(`SELECT v FROM ${table}_config WHERE k = 'usermerge'`);
-  if (row === undefined) return FTS5_DEFAULT_USERMERGE;
-  return typeof row.v === "number" && Number.isInteger(row.v) && row.v >= 2 && row.v <= 16
-    ? row.v
-    : undefined;
-}
-
 /**
  * Merge pacing for the reference's two FTS5 tables (`messages_fts`, `messages_fts_trigram`).
  *
@@ -50,22 +38,12 @@ function usermergeOf(conn: DatabaseConnection, table: string): number | undefine
  */
 export function referenceSearchMergePacing(conn: DatabaseConnection): MergePacing {
   let paused: PausedMerging | undefined;
-  let usermerge: { table: string; value: number }[] = [];
   return {
     hold: () => {
       paused = undefined;
-      usermerge = [];
       conn.statement("SAVEPOINT hermes_pacing").run();
       try {
-        paused = pauseFtsAutomerge(conn, { rowsExactly: false });
-        for (const table of paused.tables) {
-          const value = usermergeOf(conn, table);
-          if (value === undefined || value >= PACED_USERMERGE) continue;
-          conn
-            .statement(`INSERT INTO ${table}(${table}, rank) VALUES ('usermerge', ${PACED_USERMERGE})`)
-            .run();
-          usermerge.push({ table, value });
-        }
+        paused = pauseFtsAutomerge(conn, { rowsExactly: false, usermerge: PACED_USERMERGE });
         conn.statement("RELEASE hermes_pacing").run();
       } catch (error) {
         if (isBusyError(error) || !conn.inTransaction) throw error;
@@ -73,7 +51,6 @@ export function referenceSearchMergePacing(conn: DatabaseConnection): MergePacin
         conn.statement("ROLLBACK TO hermes_pacing").run();
         conn.statement("RELEASE hermes_pacing").run();
         paused = undefined;
-        usermerge = [];
       }
     },
     release: () => {
@@ -92,10 +69,7 @@ export function referenceSearchMergePacing(conn: DatabaseConnection): MergePacin
           if (isBusyError(error) || !conn.inTransaction) throw error;
         }
       }
-      // Both throw if they cannot: the transaction must then not commit.
-      for (const { table, value } of usermerge.splice(0)) {
-        conn.statement(`INSERT INTO ${table}(${table}, rank) VALUES ('usermerge', ${value})`).run();
-      }
+      // Throws if it cannot: the transaction must then not commit.
       held.resume();
     },
   };
