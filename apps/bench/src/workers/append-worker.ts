@@ -4,6 +4,8 @@
  * appends its messages one per transaction and reports every latency, its event-loop delay and
  * the store's retry counters. With `loops` > 1 it runs that many writers at once in this one
  * process, on one store, each with its own session and messages (the in-process reference case).
+ * Mode `reference` writes raw, the way the Python original's write path does (SPEC §4): SQLite's
+ * busy handler waits up to 1 s, and a busy attempt sleeps 20–150 ms before the next, 15 at most.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { openSessionStore, type SessionStore } from "@hermes/store";
@@ -11,9 +13,22 @@ import { openRawConnection } from "../raw-connection.js";
 import { generateMessages, RawAppender, toAppendInput } from "../scenarios/message-fixtures.js";
 import { errorText } from "./error-text.js";
 
+/** The Python original's write path: its busy timeout, attempts and sleep between them (SPEC §4). */
+const REFERENCE_BUSY_TIMEOUT_MS = 1000;
+const REFERENCE_ATTEMPTS = 15;
+const REFERENCE_SLEEP_MS = [20, 150] as const;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function isLockError(error: unknown): boolean {
+  const text = error instanceof Error ? error.message.toLowerCase() : "";
+  return text.includes("locked") || text.includes("busy");
+}
+
 /** The parent's instructions. */
 export interface AppendWorkerRequest {
-  mode: "store" | "raw";
+  /** `raw`: hand-written better-sqlite3; `reference`: the same, with the Python original's retries. */
+  mode: "store" | "raw" | "reference";
   path: string;
   /** One session per writer of this process, in order. */
   sessionIds: string[];
@@ -76,10 +91,30 @@ process.once("message", async (request: AppendWorkerRequest) => {
   let store: SessionStore | undefined;
   let append: (l: number, i: number) => unknown;
   let closeRaw = () => {};
+  let referenceRetries = 0;
+  let referenceWaitedMs = 0;
   if (request.mode === "store") {
     const s = await openSessionStore({ path: request.path, ...request.storeOptions });
     store = s;
     append = (l, i) => s.appendMessage(input(l, i));
+  } else if (request.mode === "reference") {
+    const db = openRawConnection(request.path, { busyTimeoutMs: REFERENCE_BUSY_TIMEOUT_MS });
+    const appender = new RawAppender(db);
+    append = async (l, i) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return appender.append(input(l, i));
+        } catch (error) {
+          if (!isLockError(error) || attempt >= REFERENCE_ATTEMPTS) throw error;
+          referenceRetries++;
+          const [min, max] = REFERENCE_SLEEP_MS;
+          const ms = min + Math.random() * (max - min);
+          referenceWaitedMs += ms;
+          await sleep(ms);
+        }
+      }
+    };
+    closeRaw = () => db.close();
   } else {
     const db = openRawConnection(request.path);
     const appender = new RawAppender(db);
@@ -125,9 +160,9 @@ process.once("message", async (request: AppendWorkerRequest) => {
     writerElapsedMs,
     errors,
     firstError,
-    retries: stats?.retries ?? 0,
-    busyErrors: stats?.busyErrors ?? 0,
-    waitedMs: stats?.waitedMs ?? 0,
+    retries: stats?.retries ?? referenceRetries,
+    busyErrors: stats?.busyErrors ?? referenceRetries,
+    waitedMs: stats?.waitedMs ?? referenceWaitedMs,
     handoffs: stats?.handoffs ?? 0,
     deferrals: stats?.deferrals ?? 0,
     commits: stats?.groupsCommitted ?? 0,
