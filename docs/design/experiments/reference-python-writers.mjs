@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 
 const root = new URL("../../../", import.meta.url);
 const { openSessionStore } = await import(new URL("packages/store/dist/index.js", root).href);
-const { generateMessages, toAppendInput } = await import(
+const { generateMessages, toAppendInput, toolCallColumns } = await import(
   new URL("apps/bench/dist/scenarios/message-fixtures.js", root).href
 );
 const script = fileURLToPath(new URL("reference-python-writers.py", import.meta.url));
@@ -29,15 +29,13 @@ try {
   const messages = Array.from({ length: processes }, (_, w) =>
     generateMessages(42 + w, count).map((m, i) => {
       const a = toAppendInput(`writer-${w}`, m, ` [w${w}-${i}]`);
-      const calls = a.toolCalls;
-      const none = calls === null || calls === undefined || (Array.isArray(calls) && calls.length === 0);
-      const delta = none || a.role === "tool" ? 0 : Array.isArray(calls) ? calls.length : 1;
+      const { toolCalls, delta } = toolCallColumns(a);
       return [
         a.sessionId,
         a.role,
         a.content ?? null,
         a.toolCallId ?? null,
-        none ? null : JSON.stringify(calls),
+        toolCalls,
         a.toolName ?? null,
         a.tokenCount ?? null,
         a.finishReason ?? null,

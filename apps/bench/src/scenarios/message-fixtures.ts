@@ -26,6 +26,21 @@ export function toAppendInput(sessionId: string, m: GeneratedMessage, suffix = "
 }
 
 /**
+ * What the reference's append writes for a message's tool calls: the `tool_calls` column (JSON,
+ * or null when there are none) and how much it adds to the session's `tool_call_count`.
+ */
+export function toolCallColumns(m: AppendMessageInput): { toolCalls: string | null; delta: number } {
+  const calls = m.toolCalls;
+  const toolCalls =
+    calls === null || calls === undefined || (Array.isArray(calls) && calls.length === 0)
+      ? null
+      : JSON.stringify(calls);
+  const delta =
+    calls === null || calls === undefined || m.role === "tool" ? 0 : Array.isArray(calls) ? calls.length : 1;
+  return { toolCalls, delta };
+}
+
+/**
  * The baseline's append: the statements the store runs (insert the row, bump the session's
  * counters) with prepared statements, in one `BEGIN IMMEDIATE` transaction, and a PASSIVE
  * checkpoint every 50 writes as the store and the reference do.
@@ -46,17 +61,7 @@ export class RawAppender {
       `update "sessions" set "message_count" = message_count + 1, "tool_call_count" = tool_call_count + ? where "id" = ?`,
     );
     const txn = db.transaction((m: AppendMessageInput): number => {
-      const calls = m.toolCalls;
-      const toolCalls =
-        calls === null || calls === undefined || (Array.isArray(calls) && calls.length === 0)
-          ? null
-          : JSON.stringify(calls);
-      const delta =
-        calls === null || calls === undefined || m.role === "tool"
-          ? 0
-          : Array.isArray(calls)
-            ? calls.length
-            : 1;
+      const { toolCalls, delta } = toolCallColumns(m);
       const id = Number(
         insert.run(
           m.sessionId,

@@ -25,6 +25,26 @@ function isLockError(error: unknown): boolean {
   return text.includes("locked") || text.includes("busy");
 }
 
+/**
+ * Runs `write` as the Python original's write path does: on a lock error (its own test: the
+ * message says locked or busy), sleeps 20–150 ms and tries again, 15 attempts in all; counts the
+ * retries and the time slept in `counters`.
+ */
+async function withReferenceRetries<T>(write: () => T, counters: { retries: number; waitedMs: number }) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return write();
+    } catch (error) {
+      if (!isLockError(error) || attempt >= REFERENCE_ATTEMPTS) throw error;
+      const [min, max] = REFERENCE_SLEEP_MS;
+      const ms = min + Math.random() * (max - min);
+      counters.retries++;
+      counters.waitedMs += ms;
+      await sleep(ms);
+    }
+  }
+}
+
 /** The parent's instructions. */
 export interface AppendWorkerRequest {
   /** `raw`: hand-written better-sqlite3; `reference`: the same, with the Python original's retries. */
@@ -91,34 +111,17 @@ process.once("message", async (request: AppendWorkerRequest) => {
   let store: SessionStore | undefined;
   let append: (l: number, i: number) => unknown;
   let closeRaw = () => {};
-  let referenceRetries = 0;
-  let referenceWaitedMs = 0;
+  const retried = { retries: 0, waitedMs: 0 };
   if (request.mode === "store") {
     const s = await openSessionStore({ path: request.path, ...request.storeOptions });
     store = s;
     append = (l, i) => s.appendMessage(input(l, i));
-  } else if (request.mode === "reference") {
-    const db = openRawConnection(request.path, { busyTimeoutMs: REFERENCE_BUSY_TIMEOUT_MS });
-    const appender = new RawAppender(db);
-    append = async (l, i) => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return appender.append(input(l, i));
-        } catch (error) {
-          if (!isLockError(error) || attempt >= REFERENCE_ATTEMPTS) throw error;
-          referenceRetries++;
-          const [min, max] = REFERENCE_SLEEP_MS;
-          const ms = min + Math.random() * (max - min);
-          referenceWaitedMs += ms;
-          await sleep(ms);
-        }
-      }
-    };
-    closeRaw = () => db.close();
   } else {
-    const db = openRawConnection(request.path);
+    const reference = request.mode === "reference";
+    const db = openRawConnection(request.path, reference ? { busyTimeoutMs: REFERENCE_BUSY_TIMEOUT_MS } : {});
     const appender = new RawAppender(db);
-    append = (l, i) => appender.append(input(l, i));
+    const once = (l: number, i: number) => appender.append(input(l, i));
+    append = reference ? (l, i) => withReferenceRetries(() => once(l, i), retried) : once;
     closeRaw = () => db.close();
   }
   process.send?.({ type: "ready" });
@@ -160,9 +163,9 @@ process.once("message", async (request: AppendWorkerRequest) => {
     writerElapsedMs,
     errors,
     firstError,
-    retries: stats?.retries ?? referenceRetries,
-    busyErrors: stats?.busyErrors ?? referenceRetries,
-    waitedMs: stats?.waitedMs ?? referenceWaitedMs,
+    retries: stats?.retries ?? retried.retries,
+    busyErrors: stats?.busyErrors ?? retried.retries,
+    waitedMs: stats?.waitedMs ?? retried.waitedMs,
     handoffs: stats?.handoffs ?? 0,
     deferrals: stats?.deferrals ?? 0,
     commits: stats?.groupsCommitted ?? 0,
