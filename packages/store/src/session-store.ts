@@ -17,7 +17,6 @@ import {
 } from "./database-file.js";
 import { HermesStoreError, InvalidArgumentError, StoreClosedError } from "./errors.js";
 import { ensureParentDirectory, refuseSymlinks, tightenPermissions } from "./file-security.js";
-import { HandoffQueue } from "./handoff-queue.js";
 import * as conversation from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";
@@ -36,9 +35,6 @@ import type { PortableSession } from "./portable/jsonl-format.js";
 import type { Lineage } from "./portable/lineage.js";
 import * as portable from "./portable/store-methods.js";
 import type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
-import { referenceSearchIndexRepair } from "./search-index-repair.js";
-import { referenceSearchMergePacing } from "./search-merge-pacing.js";
-import { SharedCommits } from "./shared-commits.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
 import type { StoreContext } from "./store-context.js";
@@ -59,7 +55,11 @@ import type {
   SessionWithLastActive,
   UpdateTokenCountsInput,
 } from "./types.js";
-import { DEFAULT_WRITE_POLICY, WriteQueue, type WriteStats } from "./write-queue.js";
+import { HandoffQueue } from "./write/handoff-queue.js";
+import { referenceSearchIndexRepair } from "./write/search-index-repair.js";
+import { referenceSearchMergePacing } from "./write/search-merge-pacing.js";
+import { SharedCommits } from "./write/shared-commits.js";
+import { DEFAULT_WRITE_POLICY, WriteQueue, type WriteStats } from "./write/write-queue.js";
 
 /** Options of {@link openSessionStore}. */
 export interface OpenSessionStoreOptions {

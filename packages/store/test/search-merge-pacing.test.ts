@@ -9,8 +9,8 @@ import {
   MERGE_PAGES_PER_TRANSACTION,
   PACED_USERMERGE,
   referenceSearchMergePacing,
-} from "../dist/search-merge-pacing.js";
-import { DEFAULT_WRITE_POLICY, type MergePacing, WriteQueue } from "../dist/write-queue.js";
+} from "../dist/write/search-merge-pacing.js";
+import { DEFAULT_WRITE_POLICY, type MergePacing, WriteQueue } from "../dist/write/write-queue.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 const TABLES = ["messages_fts", "messages_fts_trigram"] as const;

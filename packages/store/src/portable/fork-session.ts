@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import type { SessionRow } from "@hermes/schema";
 import { InvalidArgumentError, SessionNotFoundError, TitleConflictError } from "../errors.js";
 import { getNextTitleInLineage } from "../operations/titles.js";
-import { pauseFtsAutomerge } from "../pause-fts-automerge.js";
 import { sanitizeTitle } from "../sanitize-title.js";
 import type { StoreContext } from "../store-context.js";
 import { optionalString, options, requireId } from "../validate.js";
+import { pauseFtsAutomerge } from "../write/pause-fts-automerge.js";
 import { SESSION_COLUMN_SQL } from "./jsonl-format.js";
 
 /** Options of `forkSession`. */

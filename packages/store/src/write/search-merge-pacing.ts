@@ -1,6 +1,6 @@
-import type { DatabaseConnection } from "./database-connection.js";
+import type { DatabaseConnection } from "../database-connection.js";
+import { isBusyError } from "../sqlite-errors.js";
 import { type PausedMerging, pauseFtsAutomerge } from "./pause-fts-automerge.js";
-import { isBusyError } from "./sqlite-errors.js";
 import type { MergePacing } from "./write-queue.js";
 
 /**

@@ -1,5 +1,5 @@
 import { objectExists } from "@hermes/schema";
-import type { DatabaseConnection } from "./database-connection.js";
+import type { DatabaseConnection } from "../database-connection.js";
 
 /** The FTS5 tables the reference's triggers write on every insert into `messages`. */
 const TRIGGER_FED_FTS_TABLES = ["messages_fts", "messages_fts_trigram"] as const;

@@ -1,5 +1,5 @@
 import { FTS_TABLE, ftsTableScript, TRIGRAM_TABLE } from "@hermes/search";
-import type { DatabaseConnection } from "./database-connection.js";
+import type { DatabaseConnection } from "../database-connection.js";
 import type { IndexRepair } from "./write-queue.js";
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
-import type { DatabaseConnection } from "./database-connection.js";
+import type { DatabaseConnection } from "../database-connection.js";
 import { type HandoffQueue, monotonicMs } from "./handoff-queue.js";
 
 /**

@@ -1,9 +1,9 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { DatabaseConnection } from "./database-connection.js";
-import { HermesStoreError, StoreBusyError, StoreCorruptError } from "./errors.js";
+import type { DatabaseConnection } from "../database-connection.js";
+import { HermesStoreError, StoreBusyError, StoreCorruptError } from "../errors.js";
+import { isBusyError, isFileCorruption, mapSqliteError, sqliteCode } from "../sqlite-errors.js";
 import type { HandoffQueue } from "./handoff-queue.js";
 import type { ClaimedRequest, Receipt, SharedCommits } from "./shared-commits.js";
-import { isBusyError, isFileCorruption, mapSqliteError, sqliteCode } from "./sqlite-errors.js";
 
 /**
  * Spreads a derived index's merge work evenly over the transactions that write several rows,
