@@ -65,4 +65,4 @@ export type {
   SessionWithLastActive,
   UpdateTokenCountsInput,
 } from "./types.js";
-export type { WriteStats } from "./write/write-queue.js";
+export type { WriteStats } from "./write/write-stats.js";

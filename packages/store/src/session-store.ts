@@ -59,7 +59,9 @@ import { HandoffQueue } from "./write/handoff-queue.js";
 import { referenceSearchIndexRepair } from "./write/search-index-repair.js";
 import { referenceSearchMergePacing } from "./write/search-merge-pacing.js";
 import { SharedCommits } from "./write/shared-commits.js";
-import { DEFAULT_WRITE_POLICY, WriteQueue, type WriteStats } from "./write/write-queue.js";
+import { DEFAULT_WRITE_POLICY } from "./write/write-policy.js";
+import { WriteQueue } from "./write/write-queue.js";
+import type { WriteStats } from "./write/write-stats.js";
 
 /** Options of {@link openSessionStore}. */
 export interface OpenSessionStoreOptions {

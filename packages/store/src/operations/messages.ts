@@ -6,7 +6,7 @@ import { compileQuery, param } from "../prepared-query.js";
 import type { StoreContext } from "../store-context.js";
 import type { AppendMessageInput, MessageRow } from "../types.js";
 import { optionalNumber, optionalString, options, requireId } from "../validate.js";
-import type { MergeableWrite } from "../write/write-queue.js";
+import type { MergeableWrite } from "../write/mergeable-write.js";
 import { foreignKeyToNotFound, jsonIfTruthy } from "./sessions.js";
 
 type InsertArgs = {

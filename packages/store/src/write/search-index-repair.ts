@@ -1,6 +1,6 @@
 import { FTS_TABLE, ftsTableScript, TRIGRAM_TABLE } from "@hermes/search";
 import type { DatabaseConnection } from "../database-connection.js";
-import type { IndexRepair } from "./write-queue.js";
+import type { IndexRepair } from "./index-repair.js";
 
 /**
  * The repair a write runs when it meets a damaged reference search index (`SQLITE_CORRUPT_VTAB`

@@ -1,7 +1,7 @@
 import type { DatabaseConnection } from "../database-connection.js";
 import { isBusyError } from "../sqlite-errors.js";
+import type { MergePacing } from "./merge-pacing.js";
 import { type PausedMerging, pauseFtsAutomerge } from "./pause-fts-automerge.js";
-import type { MergePacing } from "./write-queue.js";
 
 /**
  * Pages of segment merging each paced transaction asks of each full-text table (FTS5's `merge`
