@@ -17,8 +17,8 @@ import {
  * Why: SQLite has no queue for its write lock. A waiting connection polls (its busy handler, or
  * our timers), and the process that just committed almost always wins the race for the lock
  * again, because it asks microseconds after releasing it while the others sleep. So one process
- * writes a long streak while the others wait hundreds of milliseconds; measured at 8 processes,
- * p99 95 ms and a worst case of 218 ms per append.
+ * writes a long streak while the others wait hundreds of milliseconds (figures in
+ * docs/design/contention.md).
  *
  * How: a small shared file, `<db>-writers/queue`, holds one 32-byte slot per open store:
  * owner id, pid, when it began waiting (0: not waiting), a heartbeat, in

@@ -45,8 +45,8 @@ export interface PausedMerging {
  *
  * Why: with `automerge` on, every flush of FTS5's pending terms (one per MiB of tokens) also
  * merges about as many pages of older segments per level of the index. Copying 100,000
- * messages in one transaction flushes a hundred times, and those merges were about 40% of a
- * fork's time (most of it in the trigram index). Paused, segments still merge when a level
+ * messages in one transaction flushes a hundred times, and those merges were a large share of a
+ * fork's time (docs/design/write-path.md). Paused, segments still merge when a level
  * reaches `crisismerge` (16) of them, so the index stays bounded; later writes, with `automerge`
  * back on, continue merging a little at a time.
  *
@@ -54,7 +54,7 @@ export interface PausedMerging {
  * removing that row again means writing a shadow table, which SQLite's defensive mode (on by
  * default in better-sqlite3) refuses, so it is lifted for exactly those statements. Lifting it
  * makes SQLite re-prepare every statement of the connection, which is nothing next to a fork but
- * cost about 12% of the throughput of small group transactions: `rowsExactly: false` skips that step, puts
+ * too dear for small group transactions: `rowsExactly: false` skips that step, puts
  * the value back through FTS5 only (a file with no row keeps one holding FTS5's default, 4, which
  * FTS5 reads as before), and leaves alone a table whose row FTS5 could not write back as it is
  * (not an integer from 0 to 64).

@@ -24,17 +24,17 @@ export const PACED_USERMERGE = 8;
  * Merge pacing for the reference's two FTS5 tables (`messages_fts`, `messages_fts_trigram`).
  *
  * A transaction that writes several messages would otherwise, about once in a hundred, also do a
- * large share of FTS5's segment merging (10–25 ms here, against about 1 ms for the transaction).
+ * large share of FTS5's segment merging, many times the cost of the transaction itself.
  * Paced, it pauses FTS5's `automerge` while it writes (see {@link pauseFtsAutomerge}), raises
  * `usermerge` to {@link PACED_USERMERGE}, asks for {@link MERGE_PAGES_PER_TRANSACTION} pages of
  * merging before `COMMIT`, and puts both values back in the same transaction: other connections,
  * the reference among them, only ever see the settings FTS5 was using. Unlike a fork, it does not
  * remove the rows FTS5 leaves behind in a file that had none (they then hold FTS5's defaults, 4):
- * removing them re-prepares every statement, about 12% of the throughput of small group
- * transactions. A table whose `automerge` is 0
- * (merging turned off by its owner), or not an integer FTS5 accepts, is left alone. If the index is
- * damaged the transaction goes unpaced: the write itself meets the damage, and the store's index
- * repair deals with it.
+ * removing them re-prepares every statement, too dear for small group transactions. A table whose
+ * `automerge` is 0 (merging turned off by its owner), or not an integer FTS5 accepts, is left
+ * alone. If the index is damaged the transaction goes unpaced: the write itself meets the damage,
+ * and the store's index repair deals with it. Measurements: docs/design/contention.md, "Spreading
+ * the search index's merges".
  */
 export function referenceSearchMergePacing(conn: DatabaseConnection): MergePacing {
   let paused: PausedMerging | undefined;
