@@ -1,3 +1,4 @@
+// Rows as the stores return them, and the inputs and options of the `SessionStore` methods.
 import type { SessionRow, MessageRow as StoredMessageRow } from "@hermes/schema";
 
 /** Every column of `sessions` (`@hermes/schema`), as `getSession` returns it. */

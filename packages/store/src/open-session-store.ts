@@ -1,3 +1,5 @@
+// Opening a state.db: options checked, a new file created atomically, the SQLite version and WAL
+// mode checked, the migrations run, and the write path (queue, writers' turns, shared commits) set up.
 import { BackendError, HermesStoreError, InvalidArgumentError } from "@hermes/core";
 import {
   composeChain,
