@@ -112,16 +112,8 @@ import {
   trigramPhrases,
   trigramTokens,
 } from "./fts5-compat.js";
-import {
-  anyText,
-  createPgDb,
-  foreignKeyToNotFound,
-  isUniqueViolation,
-  mapPgError,
-  type PgDatabase,
-  type PgDb,
-  PgWriter,
-} from "./pg-database.js";
+import { anyText, collateC, createPgDb, type PgDatabase, type PgDb } from "./pg-database.js";
+import { foreignKeyToNotFound, isUniqueViolation, mapPgError } from "./pg-errors.js";
 import { importIntoPg } from "./pg-import.js";
 import { migratePg, type PgMigrationReport } from "./pg-schema.js";
 import {
@@ -133,6 +125,7 @@ import {
   tsqueryLiteral,
   wordTokensAt,
 } from "./pg-search-text.js";
+import { PgWriter } from "./pg-writer.js";
 
 /** Options of {@link openPostgresSessionStore}. */
 export interface OpenPostgresSessionStoreOptions {
@@ -179,9 +172,6 @@ function lastActive(eb: SessionsAsS) {
 const PREVIEW_RAW = sql<string>`COALESCE((SELECT SUBSTR(REPLACE(REPLACE(m.content, E'\\n', ' '), E'\\r', ' '), 1, 63)
    FROM messages m WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
    ORDER BY m.timestamp, m.id LIMIT 1), '')`;
-
-/** Sorts text columns bytewise (as SQLite's BINARY collation) whatever the database's collation. */
-const collateC = (column: string): RawBuilder<string> => sql<string>`${sql.ref(column)} COLLATE "C"`;
 
 /** Python-style boolean option. */
 function flag(name: string, value: unknown, fallback: boolean): boolean {
