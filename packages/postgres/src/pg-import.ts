@@ -12,7 +12,7 @@ import {
 } from "@hermes/store";
 import { sql } from "kysely";
 import type { PgDb } from "./pg-database.js";
-import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "./pg-search-text.js";
+import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "./search/pg-search-text.js";
 
 /** What the import needs from the store. */
 export interface ImportTarget {

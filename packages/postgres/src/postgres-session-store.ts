@@ -102,6 +102,11 @@ import {
 } from "@hermes/store";
 import { type Expression, type ExpressionBuilder, type RawBuilder, sql } from "kysely";
 import pg from "pg";
+import { anyText, collateC, createPgDb, type PgDatabase, type PgDb } from "./pg-database.js";
+import { foreignKeyToNotFound, isUniqueViolation, mapPgError } from "./pg-errors.js";
+import { importIntoPg } from "./pg-import.js";
+import { migratePg, type PgMigrationReport } from "./pg-schema.js";
+import { PgWriter } from "./pg-writer.js";
 import {
   BM25_B,
   BM25_K1,
@@ -111,11 +116,7 @@ import {
   queryPhrases,
   trigramPhrases,
   trigramTokens,
-} from "./fts5-compat.js";
-import { anyText, collateC, createPgDb, type PgDatabase, type PgDb } from "./pg-database.js";
-import { foreignKeyToNotFound, isUniqueViolation, mapPgError } from "./pg-errors.js";
-import { importIntoPg } from "./pg-import.js";
-import { migratePg, type PgMigrationReport } from "./pg-schema.js";
+} from "./search/fts5-compat.js";
 import {
   SEARCH_DOCUMENT_SQL,
   searchTokenCount,
@@ -124,8 +125,7 @@ import {
   substringCondition,
   tsqueryLiteral,
   wordTokensAt,
-} from "./pg-search-text.js";
-import { PgWriter } from "./pg-writer.js";
+} from "./search/pg-search-text.js";
 
 /** Options of {@link openPostgresSessionStore}. */
 export interface OpenPostgresSessionStoreOptions {
