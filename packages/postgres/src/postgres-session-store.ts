@@ -1,9 +1,4 @@
-import type {
-  MessagesTable,
-  SessionRow,
-  SessionsTable,
-  MessageRow as StoredMessageRow,
-} from "@hermes/schema";
+import type { SessionRow, MessageRow as StoredMessageRow } from "@hermes/schema";
 import {
   firstCodePoints,
   lexCjkQuery,
@@ -35,7 +30,6 @@ import {
   EXPORT_ALL_LIMIT,
   type ExportReport,
   type ExportStreamOptions,
-  escapeLike,
   exportFilter,
   type ForkSessionOptions,
   forkArguments,
@@ -44,7 +38,6 @@ import {
   type ImportSource,
   InvalidArgumentError,
   type IterMessagesOptions,
-  integer,
   isReplayedUserPrompt,
   iterMessagesArguments,
   type JsonlDestination,
@@ -53,29 +46,21 @@ import {
   type LineageLinkKind,
   type LineageNode,
   type ListSessionsRichOptions,
-  lineageBase,
   MAX_APPEND_BATCH,
-  MAX_LIMIT,
   MAX_LINEAGE_HOPS,
-  MESSAGE_COLUMNS as MESSAGE_COLUMN_SPECS,
   type MessageRow,
   messageRowFor,
   newSessionId,
-  newSessionRow,
-  nextLineageTitle,
   nonNegativeInt,
   optionalNumber,
   optionalString,
-  optionalStringArray,
   options,
   type PortableSession,
-  previewOf,
   REPLAY_COLUMNS,
   type RichSessionRow,
   removeSessionFiles,
   requireId,
   runAutoPrune,
-  SESSION_COLUMNS as SESSION_COLUMN_SPECS,
   type SearchHit,
   type SearchMessagesOptions,
   type SessionExport,
@@ -84,14 +69,11 @@ import {
   type SessionWithLastActive,
   StoreClosedError,
   type StoreStats,
-  sanitizeTitle,
   searchArguments,
   sessionsDirOf,
   sessionToMarkdown,
   sinkFor,
-  TIP_FIELDS,
   TitleConflictError,
-  titleArgument,
   toAnthropicMessages,
   toConversationMessage,
   toMessageRow,
@@ -100,12 +82,18 @@ import {
   type UsageStatsRow,
   WindowPicker,
 } from "@hermes/store";
-import { type Expression, type ExpressionBuilder, type RawBuilder, sql } from "kysely";
+import { type Expression, type RawBuilder, sql } from "kysely";
 import pg from "pg";
-import { anyText, collateC, createPgDb, type PgDatabase, type PgDb } from "./pg-database.js";
-import { foreignKeyToNotFound, isUniqueViolation, mapPgError } from "./pg-errors.js";
+import * as listing from "./operations/listing.js";
+import * as sessions from "./operations/sessions.js";
+import { sessionById } from "./operations/sessions.js";
+import * as titles from "./operations/titles.js";
+import { nextTitleInLineage } from "./operations/titles.js";
+import { anyText, collateC, createPgDb, type PgDb } from "./pg-database.js";
+import { foreignKeyToNotFound, mapPgError } from "./pg-errors.js";
 import { importIntoPg } from "./pg-import.js";
 import { migratePg, type PgMigrationReport } from "./pg-schema.js";
+import type { PgStoreContext } from "./pg-store-context.js";
 import { PgWriter } from "./pg-writer.js";
 import {
   BM25_B,
@@ -126,6 +114,7 @@ import {
   tsqueryLiteral,
   wordTokensAt,
 } from "./search/pg-search-text.js";
+import { MESSAGE_COLUMNS, S_COLUMNS, SESSION_COLUMNS } from "./table-columns.js";
 
 /** Options of {@link openPostgresSessionStore}. */
 export interface OpenPostgresSessionStoreOptions {
@@ -146,53 +135,278 @@ export interface OpenPostgresSessionStoreOptions {
   clock?: () => number;
 }
 
-/** The columns of `sessions`, in the table's order (what `getSession` returns). */
-const SESSION_COLUMNS = SESSION_COLUMN_SPECS.map((c) => c.name as keyof SessionsTable);
-/** The same columns of the session aliased `s`. */
-const S_COLUMNS = SESSION_COLUMNS.map((c) => `s.${c}` as const);
-/** The columns of `messages` a reader gets (not the search columns). */
-const MESSAGE_COLUMNS = MESSAGE_COLUMN_SPECS.map((c) => c.name as keyof MessagesTable);
-
-type SessionsAsS = ExpressionBuilder<PgDatabase & { s: PgDatabase["sessions"] }, "s">;
-
-/** When a session was last used: its newest message, else its start. */
-function lastActive(eb: SessionsAsS) {
-  return eb.fn
-    .coalesce(
-      eb
-        .selectFrom("messages as m2")
-        .select((e) => e.fn.max("m2.timestamp").as("t"))
-        .whereRef("m2.session_id", "=", "s.id"),
-      eb.ref("s.started_at"),
-    )
-    .as("last_active");
+/** A session's messages in conversation order, every stored column but the search ones. */
+function messagesOf(db: PgDb, sessionId: string): Promise<StoredMessageRow[]> {
+  return db
+    .selectFrom("messages")
+    .select(MESSAGE_COLUMNS)
+    .where("session_id", "=", sessionId)
+    .orderBy("timestamp")
+    .orderBy("id")
+    .execute();
 }
 
-/** The first user message of the session, newlines as spaces, cut to 63 characters. */
-const PREVIEW_RAW = sql<string>`COALESCE((SELECT SUBSTR(REPLACE(REPLACE(m.content, E'\\n', ' '), E'\\r', ' '), 1, 63)
-   FROM messages m WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
-   ORDER BY m.timestamp, m.id LIMIT 1), '')`;
+/** A number written into the SQL text (constants of the ranking, never user input). */
+const num = (value: number) => sql.raw(String(value));
 
-/** Python-style boolean option. */
-function flag(name: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "boolean") throw new InvalidArgumentError(name, `${name} must be a boolean`);
-  return value;
+/** One term of bm25: `idf · f·(k1+1) / (f + k1·(1 − b + b·size/avgdl))`. */
+function bm25Term(
+  idf: number,
+  f: RawBuilder<number>,
+  size: RawBuilder<unknown>,
+  avgdl: number,
+): RawBuilder<number> {
+  return sql<number>`${num(idf)} * (${f} * ${num(BM25_K1 + 1)}) / (${f} + ${num(BM25_K1)} * (${num(1 - BM25_B)} + ${num(BM25_B)} * ${size} / ${num(avgdl)}::double precision))`;
 }
 
-type RawRich = SessionRow & { last_active: number; preview: unknown };
+async function insertMessage(
+  db: PgDb,
+  { row, toolCallDelta }: ReturnType<typeof messageRowFor>,
+  now: number,
+): Promise<number> {
+  // Checked first (and the row share-locked against a concurrent delete) so that a refused
+  // append consumes no id: ids then follow the SQLite store's, which reuses rolled-back ids.
+  const session = await db
+    .selectFrom("sessions")
+    .select("id")
+    .where("id", "=", row.session_id)
+    .forKeyShare()
+    .executeTakeFirst();
+  if (session === undefined) {
+    throw new SessionNotFoundError(row.session_id, `appendMessage: session ${row.session_id} does not exist`);
+  }
+  let id: number;
+  try {
+    const inserted = await db
+      .insertInto("messages")
+      .values({
+        session_id: row.session_id,
+        role: row.role,
+        content: row.content,
+        tool_call_id: row.tool_call_id,
+        tool_calls: row.tool_calls,
+        tool_name: row.tool_name,
+        timestamp: now,
+        token_count: row.token_count,
+        finish_reason: row.finish_reason,
+        reasoning: row.reasoning,
+        reasoning_content: row.reasoning_content,
+        reasoning_details: row.reasoning_details,
+        codex_reasoning_items: row.codex_reasoning_items,
+        codex_message_items: row.codex_message_items,
+        search_vector: sql<string>`${searchVectorLiteral(row.content, row.tool_calls, row.tool_name)}::tsvector`,
+        search_tokens: searchTokenCount(row.content, row.tool_calls, row.tool_name),
+        search_trigrams: searchTrigramCount(row.content, row.tool_calls, row.tool_name),
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    id = inserted.id;
+  } catch (error) {
+    throw foreignKeyToNotFound(error, row.session_id, "appendMessage");
+  }
+  await db
+    .updateTable("sessions")
+    .set((eb) => ({
+      message_count: eb("message_count", "+", 1),
+      tool_call_count: eb("tool_call_count", "+", toolCallDelta),
+    }))
+    .where("id", "=", row.session_id)
+    .execute();
+  return id;
+}
+
+async function conversationOf(
+  db: PgDb,
+  id: string,
+  includeAncestors: boolean,
+): Promise<ConversationMessage[]> {
+  let chain = [id];
+  if (includeAncestors) {
+    chain = [];
+    const seen = new Set<string>();
+    let current: string | null = id;
+    for (let hop = 0; hop < MAX_LINEAGE_HOPS; hop++) {
+      if (current === null || current === "" || seen.has(current)) break;
+      seen.add(current);
+      chain.push(current);
+      const row: { parent_session_id: string | null } | undefined = await db
+        .selectFrom("sessions")
+        .select("parent_session_id")
+        .where("id", "=", current)
+        .executeTakeFirst();
+      if (row === undefined) break;
+      current = row.parent_session_id;
+    }
+  }
+  const rows = await db
+    .selectFrom("messages")
+    .select(REPLAY_COLUMNS)
+    .$if(includeAncestors, (qb) => qb.where("session_id", "=", anyText(chain)))
+    .$if(!includeAncestors, (qb) => qb.where("session_id", "=", id))
+    .orderBy("timestamp")
+    .orderBy("id")
+    .execute();
+  const messages: ConversationMessage[] = [];
+  for (const row of rows) {
+    const msg = toConversationMessage(row);
+    if (includeAncestors && isReplayedUserPrompt(messages, msg)) continue;
+    messages.push(msg);
+  }
+  return messages;
+}
+
+/**
+ * Context of every hit in one query: the previous message of the same session by
+ * `(timestamp, id)`, the hit, the next one; contents cut to 200 characters (code points).
+ */
+async function searchContexts(
+  db: PgDb,
+  ids: readonly number[],
+): Promise<Array<Array<{ role: string; content: string }>>> {
+  if (ids.length === 0) return [];
+  try {
+    const { rows } = await sql<{
+      ord: number;
+      prole: string | null;
+      pcontent: string | null;
+      role: string;
+      content: string | null;
+      nrole: string | null;
+      ncontent: string | null;
+    }>`SELECT h.ord, p.role AS prole, left(p.content, 200) AS pcontent, t.role, left(t.content, 200) AS content,
+          n.role AS nrole, left(n.content, 200) AS ncontent
+       FROM unnest(${ids}::bigint[]) WITH ORDINALITY AS h(id, ord)
+       JOIN messages t ON t.id = h.id
+       LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
+           AND (m.timestamp, m.id) < (t.timestamp, t.id) ORDER BY m.timestamp DESC, m.id DESC LIMIT 1) p ON true
+       LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
+           AND (m.timestamp, m.id) > (t.timestamp, t.id) ORDER BY m.timestamp, m.id LIMIT 1) n ON true`.execute(
+      db,
+    );
+    const out: Array<Array<{ role: string; content: string }>> = ids.map(() => []);
+    for (const r of rows) {
+      const context: Array<{ role: string; content: string }> = [];
+      if (r.prole !== null) context.push({ role: r.prole, content: firstCodePoints(r.pcontent ?? "", 200) });
+      context.push({ role: r.role, content: firstCodePoints(r.content ?? "", 200) });
+      if (r.nrole !== null) context.push({ role: r.nrole, content: firstCodePoints(r.ncontent ?? "", 200) });
+      out[r.ord - 1] = context;
+    }
+    return out;
+  } catch {
+    return ids.map(() => []);
+  }
+}
+
+/** `model_config` of a fork: the parent's object with `_branched_from`, else a new object. */
+function branchedConfig(config: string | null, parentId: string): string {
+  if (config !== null) {
+    try {
+      const parsed: unknown = JSON.parse(config);
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
+        return JSON.stringify({ ...(parsed as Record<string, unknown>), _branched_from: parentId });
+      }
+    } catch {
+      // not JSON: replaced, as SQLite's json_valid check does
+    }
+  }
+  return JSON.stringify({ _branched_from: parentId });
+}
+
+/** A stored `tool_calls` value's weight in `tool_call_count` (array length, else 1, none 0). */
+function toolCallWeight(text: string | null): number {
+  if (text === null) return 0;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? parsed.length : 1;
+  } catch {
+    return 1;
+  }
+}
+
+type NodeRow = Omit<LineageNode, "depth" | "link"> & {
+  c_model_config: string | null;
+  p_id: string | null;
+  p_end_reason: string | null;
+  p_ended_at: number | null;
+};
+
+const NODE_FIELDS = `c.id, c.parent_session_id, c.title, c.source, c.started_at, c.ended_at, c.end_reason,
+  c.message_count, c.model_config AS c_model_config, p.id AS p_id, p.end_reason AS p_end_reason, p.ended_at AS p_ended_at`;
+
+/** A lineage node (`c`) with what its link kind depends on from its parent (`p`). */
+function nodeQuery(db: PgDb) {
+  return db
+    .selectFrom("sessions as c")
+    .leftJoin("sessions as p", "p.id", "c.parent_session_id")
+    .select([
+      "c.id",
+      "c.parent_session_id",
+      "c.title",
+      "c.source",
+      "c.started_at",
+      "c.ended_at",
+      "c.end_reason",
+      "c.message_count",
+      "c.model_config as c_model_config",
+      "p.id as p_id",
+      "p.end_reason as p_end_reason",
+      "p.ended_at as p_ended_at",
+    ]);
+}
+
+function marker(config: string | null, key: string): boolean {
+  if (config === null) return false;
+  try {
+    const parsed: unknown = JSON.parse(config);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return false;
+    const value = (parsed as Record<string, unknown>)[key];
+    return value !== undefined && value !== null;
+  } catch {
+    return false;
+  }
+}
+
+/** The link kind, by the rules of the SQLite store's lineage query. */
+function toNode(row: NodeRow): Omit<LineageNode, "depth"> {
+  let link: LineageLinkKind | null;
+  const startedAfterEnd = row.p_ended_at !== null && row.started_at >= row.p_ended_at;
+  if (row.p_id === null) link = null;
+  else if (marker(row.c_model_config, "_branched_from")) link = "branch";
+  else if (marker(row.c_model_config, "_delegate_from")) link = "delegate";
+  else if (row.p_end_reason === "compression" && startedAfterEnd) link = "compression";
+  else if (row.p_end_reason === "branched" && startedAfterEnd) link = "branch";
+  else if (row.source === "subagent" || row.p_ended_at === null || row.started_at < row.p_ended_at)
+    link = "delegate";
+  else link = "other";
+  return {
+    id: row.id,
+    parent_session_id: row.parent_session_id,
+    title: row.title,
+    source: row.source,
+    started_at: row.started_at,
+    ended_at: row.ended_at,
+    end_reason: row.end_reason,
+    message_count: row.message_count,
+    link,
+  };
+}
 
 /**
  * The session store on PostgreSQL: every method of `@hermes/store`'s `SessionStore`, with the
  * same rows, values and errors. Open it with {@link openPostgresSessionStore}.
+ *
+ * Each method checks its arguments and runs one operation of `operations/` or `portable/`
+ * (the same files as the SQLite store's) on a {@link PgStoreContext}: reads on the pool,
+ * writes one transaction each through the store's FIFO writer.
  */
 export class PostgresSessionStore implements SessionStoreApi {
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   readonly #db: PgDb;
   readonly #writer: PgWriter;
-  readonly #now: () => number;
   readonly #migration: PgMigrationReport;
+  readonly #now: () => number;
+  readonly #ctx: PgStoreContext;
   #closed = false;
   #closing: Promise<void> | undefined;
   #reads = new Set<Promise<unknown>>();
@@ -211,8 +425,18 @@ export class PostgresSessionStore implements SessionStoreApi {
     this.#ownsPool = ownsPool;
     this.#db = db;
     this.#writer = new PgWriter(db, deadlineMs);
-    this.#now = clock;
     this.#migration = migration;
+    this.#now = clock;
+    this.#ctx = {
+      db,
+      now: clock,
+      check: () => this.#check(),
+      read: (fn) => this.#read(fn),
+      snapshot: (fn) => this.#snapshot(fn),
+      write: (fn, o) => this.#write(fn, o),
+      guard: (source) => this.#guard(source),
+      corpus: this.#corpusCache,
+    };
   }
 
   /** Where the data lives (a PostgreSQL server), for messages. */
@@ -258,190 +482,52 @@ export class PostgresSessionStore implements SessionStoreApi {
 
   /** Creates a session; an existing id is left as it is (first write wins). Returns the id. */
   async createSession(input: CreateSessionInput): Promise<string> {
-    const row = newSessionRow(input);
-    const { id, parent_session_id: parent } = row;
-    await this.#write(async (db) => {
-      try {
-        await db
-          .insertInto("sessions")
-          .values({ ...row, started_at: this.#now() })
-          .onConflict((oc) => oc.column("id").doNothing())
-          .execute();
-      } catch (error) {
-        throw foreignKeyToNotFound(error, parent ?? id, "createSession: unknown parent");
-      }
-    });
-    return id;
+    return sessions.createSession(this.#ctx, input);
   }
 
   /** Creates the session if missing (`source` defaults to `unknown`); never overwrites. */
   async ensureSession(input: EnsureSessionInput): Promise<void> {
-    const s = options("session", input);
-    const id = requireId("id", s.id);
-    const source = s.source === undefined ? "unknown" : requireId("source", s.source);
-    const model = optionalString("model", s.model);
-    await this.#write(async (db) => {
-      await db
-        .insertInto("sessions")
-        .values({ id, source, model, started_at: this.#now() })
-        .onConflict((oc) => oc.column("id").doNothing())
-        .execute();
-    });
+    return sessions.ensureSession(this.#ctx, input);
   }
 
   /** Marks a session ended; the first end wins. */
   async endSession(id: string, endReason: string): Promise<void> {
-    const sid = requireId("id", id);
-    const reason = requireId("endReason", endReason);
-    await this.#write(async (db) => {
-      await db
-        .updateTable("sessions")
-        .set({ ended_at: this.#now(), end_reason: reason })
-        .where("id", "=", sid)
-        .where("ended_at", "is", null)
-        .execute();
-    });
+    return sessions.endSession(this.#ctx, id, endReason);
   }
 
   /** Clears `ended_at` and `end_reason`. */
   async reopenSession(id: string): Promise<void> {
-    const sid = requireId("id", id);
-    await this.#write(async (db) => {
-      await db
-        .updateTable("sessions")
-        .set({ ended_at: null, end_reason: null })
-        .where("id", "=", sid)
-        .execute();
-    });
+    return sessions.reopenSession(this.#ctx, id);
   }
 
   /** Replaces the system prompt snapshot. */
   async updateSystemPrompt(id: string, systemPrompt: string): Promise<void> {
-    const sid = requireId("id", id);
-    const prompt = optionalString("systemPrompt", systemPrompt);
-    await this.#write(async (db) => {
-      await db.updateTable("sessions").set({ system_prompt: prompt }).where("id", "=", sid).execute();
-    });
+    return sessions.updateSystemPrompt(this.#ctx, id, systemPrompt);
   }
 
   /** Adds (or with `absolute`, sets) token, cost and API-call counters. */
   async updateTokenCounts(id: string, input: UpdateTokenCountsInput = {}): Promise<void> {
-    const u = options("usage", input);
-    if (u.absolute !== undefined && typeof u.absolute !== "boolean") {
-      throw new InvalidArgumentError("absolute", "absolute must be a boolean");
-    }
-    const sid = requireId("id", id);
-    const inputTokens = integer("inputTokens", u.inputTokens);
-    const output = integer("outputTokens", u.outputTokens);
-    const cacheRead = integer("cacheReadTokens", u.cacheReadTokens);
-    const cacheWrite = integer("cacheWriteTokens", u.cacheWriteTokens);
-    const reasoning = integer("reasoningTokens", u.reasoningTokens);
-    const estimated = optionalNumber("estimatedCostUsd", u.estimatedCostUsd);
-    const actual = optionalNumber("actualCostUsd", u.actualCostUsd);
-    const costStatus = optionalString("costStatus", u.costStatus);
-    const costSource = optionalString("costSource", u.costSource);
-    const pricingVersion = optionalString("pricingVersion", u.pricingVersion);
-    const billingProvider = optionalString("billingProvider", u.billingProvider);
-    const billingBaseUrl = optionalString("billingBaseUrl", u.billingBaseUrl);
-    const billingMode = optionalString("billingMode", u.billingMode);
-    const model = optionalString("model", u.model);
-    const apiCalls = integer("apiCallCount", u.apiCallCount);
-    // Cost, status and pricing: the latest known value wins; billing and model: the first.
-    const common = {
-      cost_status: sql<string>`COALESCE(${costStatus}::text, cost_status)`,
-      cost_source: sql<string>`COALESCE(${costSource}::text, cost_source)`,
-      pricing_version: sql<string>`COALESCE(${pricingVersion}::text, pricing_version)`,
-      billing_provider: sql<string>`COALESCE(billing_provider, ${billingProvider}::text)`,
-      billing_base_url: sql<string>`COALESCE(billing_base_url, ${billingBaseUrl}::text)`,
-      billing_mode: sql<string>`COALESCE(billing_mode, ${billingMode}::text)`,
-      model: sql<string>`COALESCE(model, ${model}::text)`,
-    };
-    await this.#write(async (db) => {
-      const update = db.updateTable("sessions").where("id", "=", sid);
-      if (u.absolute === true) {
-        await update
-          .set({
-            input_tokens: inputTokens,
-            output_tokens: output,
-            cache_read_tokens: cacheRead,
-            cache_write_tokens: cacheWrite,
-            reasoning_tokens: reasoning,
-            estimated_cost_usd: sql<number>`COALESCE(${estimated}::double precision, 0)`,
-            actual_cost_usd: sql<number>`COALESCE(${actual}::double precision, actual_cost_usd)`,
-            ...common,
-            api_call_count: apiCalls,
-          })
-          .execute();
-        return;
-      }
-      await update
-        .set((eb) => ({
-          input_tokens: eb("input_tokens", "+", inputTokens),
-          output_tokens: eb("output_tokens", "+", output),
-          cache_read_tokens: eb("cache_read_tokens", "+", cacheRead),
-          cache_write_tokens: eb("cache_write_tokens", "+", cacheWrite),
-          reasoning_tokens: eb("reasoning_tokens", "+", reasoning),
-          estimated_cost_usd: sql<number>`COALESCE(estimated_cost_usd, 0) + COALESCE(${estimated}::double precision, 0)`,
-          actual_cost_usd: sql<number>`CASE WHEN ${actual}::double precision IS NULL THEN actual_cost_usd
-            ELSE COALESCE(actual_cost_usd, 0) + ${actual}::double precision END`,
-          ...common,
-          api_call_count: sql<number>`COALESCE(api_call_count, 0) + ${apiCalls}`,
-        }))
-        .execute();
-    });
+    return sessions.updateTokenCounts(this.#ctx, id, input);
   }
 
   /** Every column of one session, or `null`. */
   async getSession(id: string): Promise<SessionRow | null> {
-    const sid = requireId("id", id);
-    return this.#read(async (db) => (await sessionById(db, sid)) ?? null);
+    return sessions.getSession(this.#ctx, id);
   }
 
   /** An exact id, else the id that uniquely starts with `idOrPrefix`, else `null`. */
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
-    const key = requireId("idOrPrefix", idOrPrefix);
-    return this.#read(async (db) => {
-      if (
-        (await db.selectFrom("sessions").select("id").where("id", "=", key).executeTakeFirst()) !== undefined
-      ) {
-        return key;
-      }
-      // Backslash is LIKE's escape character in PostgreSQL, as escapeLike writes it.
-      const rows = await db
-        .selectFrom("sessions")
-        .select("id")
-        .where("id", "ilike", `${escapeLike(key)}%`)
-        .orderBy("started_at", "desc")
-        .limit(2)
-        .execute();
-      return rows.length === 1 ? (rows[0]?.id ?? null) : null;
-    });
+    return sessions.resolveSessionId(this.#ctx, idOrPrefix);
   }
 
   /** Number of sessions, of one source when given. */
   async sessionCount(o?: { source?: string }): Promise<number> {
-    const source = optionalString("source", options("options", o).source);
-    return this.#read(async (db) => {
-      const row = await db
-        .selectFrom("sessions")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .$if(Boolean(source), (qb) => qb.where("source", "=", source!))
-        .executeTakeFirst();
-      return row?.n ?? 0;
-    });
+    return sessions.sessionCount(this.#ctx, o);
   }
 
   /** Number of message rows, of one session when given. */
   async messageCount(o?: { sessionId?: string }): Promise<number> {
-    const sessionId = optionalString("sessionId", options("options", o).sessionId);
-    return this.#read(async (db) => {
-      const row = await db
-        .selectFrom("messages")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .$if(Boolean(sessionId), (qb) => qb.where("session_id", "=", sessionId!))
-        .executeTakeFirst();
-      return row?.n ?? 0;
-    });
+    return sessions.messageCount(this.#ctx, o);
   }
 
   // Listing and lineage -------------------------------------------------------------------
@@ -452,222 +538,49 @@ export class PostgresSessionStore implements SessionStoreApi {
     limit?: number;
     offset?: number;
   }): Promise<SessionWithLastActive[]> {
-    const opts = options("options", o);
-    const source = optionalString("source", opts.source);
-    const limit = nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT);
-    const offset = nonNegativeInt("offset", opts.offset, 0);
-    return this.#read(
-      (db) =>
-        db
-          .selectFrom("sessions as s")
-          .select(S_COLUMNS)
-          .select((eb) => lastActive(eb))
-          .$if(source !== null && source !== "", (qb) => qb.where("s.source", "=", source!))
-          .orderBy("last_active", "desc")
-          .orderBy("s.started_at", "desc")
-          .orderBy(collateC("s.id"), "desc")
-          .limit(limit)
-          .offset(offset)
-          .execute() as Promise<SessionWithLastActive[]>,
-    );
+    return listing.searchSessions(this.#ctx, o);
   }
 
   /** Sessions for a picker with `last_active` and `preview` (see `@hermes/store`). */
   async listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]> {
-    const opts = options("options", o);
-    const source = optionalString("source", opts.source);
-    const exclude = optionalStringArray("excludeSources", opts.excludeSources);
-    const includeChildren = flag("includeChildren", opts.includeChildren, false);
-    const projectTips = flag("projectCompressionTips", opts.projectCompressionTips, true);
-    const limit = nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT);
-    const offset = nonNegativeInt("offset", opts.offset, 0);
-    const richQuery = (db: PgDb) =>
-      db
-        .selectFrom("sessions as s")
-        .select(S_COLUMNS)
-        .select((eb) => [lastActive(eb), PREVIEW_RAW.as("preview")]);
-    return this.#read(async (db) => {
-      const rows = (
-        (await richQuery(db)
-          .$if(!includeChildren, (qb) =>
-            // Roots, and branches started after their parent ended (shown as sessions of their own).
-            qb.where((eb) =>
-              eb.or([
-                eb("s.parent_session_id", "is", null),
-                eb.exists(
-                  eb
-                    .selectFrom("sessions as p")
-                    .select(sql.lit(1).as("one"))
-                    .whereRef("p.id", "=", "s.parent_session_id")
-                    .where("p.end_reason", "=", "branched")
-                    .whereRef("s.started_at", ">=", "p.ended_at"),
-                ),
-              ]),
-            ),
-          )
-          .$if(source !== null && source !== "", (qb) => qb.where("s.source", "=", source!))
-          .$if(exclude !== null && exclude.length > 0, (qb) =>
-            qb.where(sql<boolean>`NOT (s.source = ${anyText(exclude!)})`),
-          )
-          .orderBy("s.started_at", "desc")
-          .limit(limit)
-          .offset(offset)
-          .execute()) as RawRich[]
-      ).map(finishRich);
-      if (!projectTips || includeChildren) return rows;
-      const out: RichSessionRow[] = [];
-      for (const row of rows) {
-        if (row.end_reason !== "compression") {
-          out.push(row);
-          continue;
-        }
-        const tipId = await compressionTip(db, row.id);
-        if (tipId === row.id) {
-          out.push(row);
-          continue;
-        }
-        const raw = (await richQuery(db).where("s.id", "=", tipId).executeTakeFirst()) as RawRich | undefined;
-        if (raw === undefined) {
-          out.push(row);
-          continue;
-        }
-        const tip = finishRich(raw);
-        const merged: Record<string, unknown> = { ...row };
-        for (const key of TIP_FIELDS) merged[key] = tip[key];
-        merged._lineage_root_id = row.id;
-        out.push(merged as RichSessionRow);
-      }
-      return out;
-    });
+    return listing.listSessionsRich(this.#ctx, o);
   }
 
   /** The latest session of `id`'s compression chain. */
   async getCompressionTip(id: string): Promise<string> {
-    const sid = requireId("id", id);
-    return this.#read((db) => compressionTip(db, sid));
+    return listing.getCompressionTip(this.#ctx, id);
   }
 
   /** The session a resume of `id` should load (first descendant with messages). */
   async resolveResumeSessionId(id: string): Promise<string> {
-    const start = requireId("id", id);
-    return this.#read(async (db) => {
-      const hasMessages = async (sid: string) =>
-        (await db
-          .selectFrom("messages")
-          .select("id")
-          .where("session_id", "=", sid)
-          .limit(1)
-          .executeTakeFirst()) !== undefined;
-      if (await hasMessages(start)) return start;
-      const seen = new Set([start]);
-      let current = start;
-      for (let hop = 0; hop < 32; hop++) {
-        const child = (
-          await db
-            .selectFrom("sessions")
-            .select("id")
-            .where("parent_session_id", "=", current)
-            .orderBy("started_at", "desc")
-            .orderBy(collateC("id"), "desc")
-            .limit(1)
-            .executeTakeFirst()
-        )?.id;
-        if (child === undefined || child === "" || seen.has(child)) return start;
-        seen.add(child);
-        if (await hasMessages(child)) return child;
-        current = child;
-      }
-      return start;
-    });
+    return listing.resolveResumeSessionId(this.#ctx, id);
   }
 
   // Titles ----------------------------------------------------------------------------------
 
   /** Sets (or with `null`/blank, clears) a title; `false` for an unknown session. */
   async setSessionTitle(id: string, title: string | null): Promise<boolean> {
-    const sessionId = requireId("id", id);
-    const clean = sanitizeTitle(optionalString("title", title));
-    return this.#write(async (db) => {
-      if (clean !== null) {
-        const holder = await db
-          .selectFrom("sessions")
-          .select("id")
-          .where("title", "=", clean)
-          .where("id", "<>", sessionId)
-          .limit(1)
-          .executeTakeFirst();
-        if (holder !== undefined) throw new TitleConflictError(clean, holder.id);
-      }
-      try {
-        const updated = await db
-          .updateTable("sessions")
-          .set({ title: clean })
-          .where("id", "=", sessionId)
-          .returning("id")
-          .execute();
-        return updated.length > 0;
-      } catch (error) {
-        // Another instance took the title between the check and the update (read outside
-        // this transaction, which the violation aborted).
-        if (clean !== null && isUniqueViolation(error, "idx_sessions_title_unique")) {
-          const holder = await this.#db
-            .selectFrom("sessions")
-            .select("id")
-            .where("title", "=", clean)
-            .executeTakeFirst();
-          throw new TitleConflictError(clean, holder?.id ?? "(another session)");
-        }
-        throw error;
-      }
-    });
+    return titles.setSessionTitle(this.#ctx, id, title);
   }
 
   /** The title of a session; `null` when it has none or does not exist. */
   async getSessionTitle(id: string): Promise<string | null> {
-    const sid = requireId("id", id);
-    return this.#read(
-      async (db) =>
-        (await db.selectFrom("sessions").select("title").where("id", "=", sid).executeTakeFirst())?.title ??
-        null,
-    );
+    return titles.getSessionTitle(this.#ctx, id);
   }
 
   /** The session whose title is exactly `title`, or `null`. */
   async getSessionByTitle(title: string): Promise<SessionRow | null> {
-    const exact = titleArgument("title", title);
-    return this.#read(
-      async (db) =>
-        ((await db
-          .selectFrom("sessions")
-          .select(SESSION_COLUMNS)
-          .where("title", "=", exact)
-          .executeTakeFirst()) as SessionRow | undefined) ?? null,
-    );
+    return titles.getSessionByTitle(this.#ctx, title);
   }
 
   /** Resolves a title to a session id, preferring the newest `<title> #n` continuation. */
   async resolveSessionByTitle(title: string): Promise<string | null> {
-    const text = titleArgument("title", title);
-    return this.#read(async (db) => {
-      const variant = await db
-        .selectFrom("sessions")
-        .select("id")
-        .where("title", "ilike", `${escapeLike(text)} #%`)
-        .orderBy("started_at", "desc")
-        .limit(1)
-        .executeTakeFirst();
-      if (variant !== undefined) return variant.id;
-      return (
-        (await db.selectFrom("sessions").select("id").where("title", "=", text).executeTakeFirst())?.id ??
-        null
-      );
-    });
+    return titles.resolveSessionByTitle(this.#ctx, title);
   }
 
   /** The next title of a lineage (`X` → `X #2`, `X #7` → `X #8`). */
   async getNextTitleInLineage(baseTitle: string): Promise<string> {
-    const title = titleArgument("baseTitle", baseTitle);
-    return this.#read((db) => nextTitleInLineage(db, title));
+    return titles.getNextTitleInLineage(this.#ctx, baseTitle);
   }
 
   // Messages --------------------------------------------------------------------------------
@@ -1692,310 +1605,6 @@ export class PostgresSessionStore implements SessionStoreApi {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
-}
-
-// Helpers -----------------------------------------------------------------------------------
-
-function finishRich(row: RawRich): RichSessionRow {
-  (row as unknown as RichSessionRow).preview = previewOf(row.preview);
-  return row as unknown as RichSessionRow;
-}
-
-/** One session's columns, or `undefined`. */
-async function sessionById(db: PgDb, id: string): Promise<SessionRow | undefined> {
-  return (await db.selectFrom("sessions").select(SESSION_COLUMNS).where("id", "=", id).executeTakeFirst()) as
-    | SessionRow
-    | undefined;
-}
-
-/** A session's messages in conversation order, every stored column but the search ones. */
-function messagesOf(db: PgDb, sessionId: string): Promise<StoredMessageRow[]> {
-  return db
-    .selectFrom("messages")
-    .select(MESSAGE_COLUMNS)
-    .where("session_id", "=", sessionId)
-    .orderBy("timestamp")
-    .orderBy("id")
-    .execute();
-}
-
-/** A number written into the SQL text (constants of the ranking, never user input). */
-const num = (value: number) => sql.raw(String(value));
-
-/** One term of bm25: `idf · f·(k1+1) / (f + k1·(1 − b + b·size/avgdl))`. */
-function bm25Term(
-  idf: number,
-  f: RawBuilder<number>,
-  size: RawBuilder<unknown>,
-  avgdl: number,
-): RawBuilder<number> {
-  return sql<number>`${num(idf)} * (${f} * ${num(BM25_K1 + 1)}) / (${f} + ${num(BM25_K1)} * (${num(1 - BM25_B)} + ${num(BM25_B)} * ${size} / ${num(avgdl)}::double precision))`;
-}
-
-async function compressionTip(db: PgDb, id: string): Promise<string> {
-  let current = id;
-  for (let hop = 0; hop < 100; hop++) {
-    const parent = current;
-    const next = await db
-      .selectFrom("sessions as c")
-      .select("c.id")
-      .where("c.parent_session_id", "=", parent)
-      .where("c.started_at", ">=", (eb) =>
-        eb
-          .selectFrom("sessions as p")
-          .select("p.ended_at")
-          .where("p.id", "=", parent)
-          .where("p.end_reason", "=", "compression"),
-      )
-      .orderBy("c.started_at", "desc")
-      .limit(1)
-      .executeTakeFirst();
-    if (next === undefined) return current;
-    current = next.id;
-  }
-  return current;
-}
-
-async function nextTitleInLineage(db: PgDb, title: string): Promise<string> {
-  const base = lineageBase(title);
-  const existing = await db
-    .selectFrom("sessions")
-    .select("title")
-    .where((eb) => eb.or([eb("title", "=", base), eb("title", "ilike", `${escapeLike(base)} #%`)]))
-    .execute();
-  return nextLineageTitle(base, existing);
-}
-
-async function insertMessage(
-  db: PgDb,
-  { row, toolCallDelta }: ReturnType<typeof messageRowFor>,
-  now: number,
-): Promise<number> {
-  // Checked first (and the row share-locked against a concurrent delete) so that a refused
-  // append consumes no id: ids then follow the SQLite store's, which reuses rolled-back ids.
-  const session = await db
-    .selectFrom("sessions")
-    .select("id")
-    .where("id", "=", row.session_id)
-    .forKeyShare()
-    .executeTakeFirst();
-  if (session === undefined) {
-    throw new SessionNotFoundError(row.session_id, `appendMessage: session ${row.session_id} does not exist`);
-  }
-  let id: number;
-  try {
-    const inserted = await db
-      .insertInto("messages")
-      .values({
-        session_id: row.session_id,
-        role: row.role,
-        content: row.content,
-        tool_call_id: row.tool_call_id,
-        tool_calls: row.tool_calls,
-        tool_name: row.tool_name,
-        timestamp: now,
-        token_count: row.token_count,
-        finish_reason: row.finish_reason,
-        reasoning: row.reasoning,
-        reasoning_content: row.reasoning_content,
-        reasoning_details: row.reasoning_details,
-        codex_reasoning_items: row.codex_reasoning_items,
-        codex_message_items: row.codex_message_items,
-        search_vector: sql<string>`${searchVectorLiteral(row.content, row.tool_calls, row.tool_name)}::tsvector`,
-        search_tokens: searchTokenCount(row.content, row.tool_calls, row.tool_name),
-        search_trigrams: searchTrigramCount(row.content, row.tool_calls, row.tool_name),
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-    id = inserted.id;
-  } catch (error) {
-    throw foreignKeyToNotFound(error, row.session_id, "appendMessage");
-  }
-  await db
-    .updateTable("sessions")
-    .set((eb) => ({
-      message_count: eb("message_count", "+", 1),
-      tool_call_count: eb("tool_call_count", "+", toolCallDelta),
-    }))
-    .where("id", "=", row.session_id)
-    .execute();
-  return id;
-}
-
-async function conversationOf(
-  db: PgDb,
-  id: string,
-  includeAncestors: boolean,
-): Promise<ConversationMessage[]> {
-  let chain = [id];
-  if (includeAncestors) {
-    chain = [];
-    const seen = new Set<string>();
-    let current: string | null = id;
-    for (let hop = 0; hop < MAX_LINEAGE_HOPS; hop++) {
-      if (current === null || current === "" || seen.has(current)) break;
-      seen.add(current);
-      chain.push(current);
-      const row: { parent_session_id: string | null } | undefined = await db
-        .selectFrom("sessions")
-        .select("parent_session_id")
-        .where("id", "=", current)
-        .executeTakeFirst();
-      if (row === undefined) break;
-      current = row.parent_session_id;
-    }
-  }
-  const rows = await db
-    .selectFrom("messages")
-    .select(REPLAY_COLUMNS)
-    .$if(includeAncestors, (qb) => qb.where("session_id", "=", anyText(chain)))
-    .$if(!includeAncestors, (qb) => qb.where("session_id", "=", id))
-    .orderBy("timestamp")
-    .orderBy("id")
-    .execute();
-  const messages: ConversationMessage[] = [];
-  for (const row of rows) {
-    const msg = toConversationMessage(row);
-    if (includeAncestors && isReplayedUserPrompt(messages, msg)) continue;
-    messages.push(msg);
-  }
-  return messages;
-}
-
-/**
- * Context of every hit in one query: the previous message of the same session by
- * `(timestamp, id)`, the hit, the next one; contents cut to 200 characters (code points).
- */
-async function searchContexts(
-  db: PgDb,
-  ids: readonly number[],
-): Promise<Array<Array<{ role: string; content: string }>>> {
-  if (ids.length === 0) return [];
-  try {
-    const { rows } = await sql<{
-      ord: number;
-      prole: string | null;
-      pcontent: string | null;
-      role: string;
-      content: string | null;
-      nrole: string | null;
-      ncontent: string | null;
-    }>`SELECT h.ord, p.role AS prole, left(p.content, 200) AS pcontent, t.role, left(t.content, 200) AS content,
-          n.role AS nrole, left(n.content, 200) AS ncontent
-       FROM unnest(${ids}::bigint[]) WITH ORDINALITY AS h(id, ord)
-       JOIN messages t ON t.id = h.id
-       LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
-           AND (m.timestamp, m.id) < (t.timestamp, t.id) ORDER BY m.timestamp DESC, m.id DESC LIMIT 1) p ON true
-       LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
-           AND (m.timestamp, m.id) > (t.timestamp, t.id) ORDER BY m.timestamp, m.id LIMIT 1) n ON true`.execute(
-      db,
-    );
-    const out: Array<Array<{ role: string; content: string }>> = ids.map(() => []);
-    for (const r of rows) {
-      const context: Array<{ role: string; content: string }> = [];
-      if (r.prole !== null) context.push({ role: r.prole, content: firstCodePoints(r.pcontent ?? "", 200) });
-      context.push({ role: r.role, content: firstCodePoints(r.content ?? "", 200) });
-      if (r.nrole !== null) context.push({ role: r.nrole, content: firstCodePoints(r.ncontent ?? "", 200) });
-      out[r.ord - 1] = context;
-    }
-    return out;
-  } catch {
-    return ids.map(() => []);
-  }
-}
-
-/** `model_config` of a fork: the parent's object with `_branched_from`, else a new object. */
-function branchedConfig(config: string | null, parentId: string): string {
-  if (config !== null) {
-    try {
-      const parsed: unknown = JSON.parse(config);
-      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
-        return JSON.stringify({ ...(parsed as Record<string, unknown>), _branched_from: parentId });
-      }
-    } catch {
-      // not JSON: replaced, as SQLite's json_valid check does
-    }
-  }
-  return JSON.stringify({ _branched_from: parentId });
-}
-
-/** A stored `tool_calls` value's weight in `tool_call_count` (array length, else 1, none 0). */
-function toolCallWeight(text: string | null): number {
-  if (text === null) return 0;
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? parsed.length : 1;
-  } catch {
-    return 1;
-  }
-}
-
-type NodeRow = Omit<LineageNode, "depth" | "link"> & {
-  c_model_config: string | null;
-  p_id: string | null;
-  p_end_reason: string | null;
-  p_ended_at: number | null;
-};
-
-const NODE_FIELDS = `c.id, c.parent_session_id, c.title, c.source, c.started_at, c.ended_at, c.end_reason,
-  c.message_count, c.model_config AS c_model_config, p.id AS p_id, p.end_reason AS p_end_reason, p.ended_at AS p_ended_at`;
-
-/** A lineage node (`c`) with what its link kind depends on from its parent (`p`). */
-function nodeQuery(db: PgDb) {
-  return db
-    .selectFrom("sessions as c")
-    .leftJoin("sessions as p", "p.id", "c.parent_session_id")
-    .select([
-      "c.id",
-      "c.parent_session_id",
-      "c.title",
-      "c.source",
-      "c.started_at",
-      "c.ended_at",
-      "c.end_reason",
-      "c.message_count",
-      "c.model_config as c_model_config",
-      "p.id as p_id",
-      "p.end_reason as p_end_reason",
-      "p.ended_at as p_ended_at",
-    ]);
-}
-
-function marker(config: string | null, key: string): boolean {
-  if (config === null) return false;
-  try {
-    const parsed: unknown = JSON.parse(config);
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return false;
-    const value = (parsed as Record<string, unknown>)[key];
-    return value !== undefined && value !== null;
-  } catch {
-    return false;
-  }
-}
-
-/** The link kind, by the rules of the SQLite store's lineage query. */
-function toNode(row: NodeRow): Omit<LineageNode, "depth"> {
-  let link: LineageLinkKind | null;
-  const startedAfterEnd = row.p_ended_at !== null && row.started_at >= row.p_ended_at;
-  if (row.p_id === null) link = null;
-  else if (marker(row.c_model_config, "_branched_from")) link = "branch";
-  else if (marker(row.c_model_config, "_delegate_from")) link = "delegate";
-  else if (row.p_end_reason === "compression" && startedAfterEnd) link = "compression";
-  else if (row.p_end_reason === "branched" && startedAfterEnd) link = "branch";
-  else if (row.source === "subagent" || row.p_ended_at === null || row.started_at < row.p_ended_at)
-    link = "delegate";
-  else link = "other";
-  return {
-    id: row.id,
-    parent_session_id: row.parent_session_id,
-    title: row.title,
-    source: row.source,
-    started_at: row.started_at,
-    ended_at: row.ended_at,
-    end_reason: row.end_reason,
-    message_count: row.message_count,
-    link,
-  };
 }
 
 /** Validates a schema name (an SQL identifier we create and quote). */
