@@ -1,4 +1,5 @@
 import type { PgDb } from "./pg-database.js";
+import type { CorpusCache } from "./search/search-query.js";
 
 /**
  * What every operation module receives from `PostgresSessionStore`: the database, the clock and
@@ -21,5 +22,5 @@ export interface PgStoreContext {
   /** A long-lived iterable whose failure after `close()` becomes `STORE_CLOSED`. */
   guard<T>(source: AsyncIterable<T>): AsyncIterable<T>;
   /** The store's bm25 corpus sizes, kept between searches. */
-  readonly corpus: Partial<Record<"words" | "trigrams", { rows: number; size: number; at: number }>>;
+  readonly corpus: CorpusCache;
 }

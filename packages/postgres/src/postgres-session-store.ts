@@ -1,18 +1,5 @@
 import type { SessionRow, MessageRow as StoredMessageRow } from "@hermes/schema";
-import {
-  firstCodePoints,
-  lexCjkQuery,
-  parseFtsQuery,
-  parseQueryTokens,
-  type planSearch,
-  positiveTerms,
-  pyStrip,
-  queryTerms,
-  type SearchIndexProgress,
-  type SearchIndexReport,
-  sanitizeFts5Query,
-  substringExcerpt,
-} from "@hermes/search";
+import type { SearchIndexProgress, SearchIndexReport } from "@hermes/search";
 import {
   type AnthropicConversation,
   type AppendMessageInput,
@@ -38,7 +25,6 @@ import {
   type ImportSource,
   InvalidArgumentError,
   type IterMessagesOptions,
-  isReplayedUserPrompt,
   iterMessagesArguments,
   type JsonlDestination,
   jsonlHeaderLine,
@@ -46,17 +32,14 @@ import {
   type LineageLinkKind,
   type LineageNode,
   type ListSessionsRichOptions,
-  MAX_APPEND_BATCH,
   MAX_LINEAGE_HOPS,
   type MessageRow,
-  messageRowFor,
   newSessionId,
   nonNegativeInt,
   optionalNumber,
   optionalString,
   options,
   type PortableSession,
-  REPLAY_COLUMNS,
   type RichSessionRow,
   removeSessionFiles,
   requireId,
@@ -69,51 +52,35 @@ import {
   type SessionWithLastActive,
   StoreClosedError,
   type StoreStats,
-  searchArguments,
   sessionsDirOf,
   sessionToMarkdown,
   sinkFor,
   TitleConflictError,
   toAnthropicMessages,
-  toConversationMessage,
   toMessageRow,
   type UpdateTokenCountsInput,
   type UsageStatsOptions,
   type UsageStatsRow,
   WindowPicker,
 } from "@hermes/store";
-import { type Expression, type RawBuilder, sql } from "kysely";
+import { sql } from "kysely";
 import pg from "pg";
+import * as conversation from "./operations/conversation.js";
+import { conversationOf } from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
+import * as messages from "./operations/messages.js";
+import { messagesOf } from "./operations/messages.js";
+import * as search from "./operations/search.js";
 import * as sessions from "./operations/sessions.js";
 import { sessionById } from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import { nextTitleInLineage } from "./operations/titles.js";
 import { anyText, collateC, createPgDb, type PgDb } from "./pg-database.js";
-import { foreignKeyToNotFound, mapPgError } from "./pg-errors.js";
+import { mapPgError } from "./pg-errors.js";
 import { importIntoPg } from "./pg-import.js";
 import { migratePg, type PgMigrationReport } from "./pg-schema.js";
 import type { PgStoreContext } from "./pg-store-context.js";
 import { PgWriter } from "./pg-writer.js";
-import {
-  BM25_B,
-  BM25_K1,
-  bm25Idf,
-  fts5Snippet,
-  type Phrase,
-  queryPhrases,
-  trigramPhrases,
-  trigramTokens,
-} from "./search/fts5-compat.js";
-import {
-  SEARCH_DOCUMENT_SQL,
-  searchTokenCount,
-  searchTrigramCount,
-  searchVectorLiteral,
-  substringCondition,
-  tsqueryLiteral,
-  wordTokensAt,
-} from "./search/pg-search-text.js";
 import { MESSAGE_COLUMNS, S_COLUMNS, SESSION_COLUMNS } from "./table-columns.js";
 
 /** Options of {@link openPostgresSessionStore}. */
@@ -133,168 +100,6 @@ export interface OpenPostgresSessionStoreOptions {
   writeDeadlineMs?: number;
   /** Clock in Unix epoch seconds; for tests. */
   clock?: () => number;
-}
-
-/** A session's messages in conversation order, every stored column but the search ones. */
-function messagesOf(db: PgDb, sessionId: string): Promise<StoredMessageRow[]> {
-  return db
-    .selectFrom("messages")
-    .select(MESSAGE_COLUMNS)
-    .where("session_id", "=", sessionId)
-    .orderBy("timestamp")
-    .orderBy("id")
-    .execute();
-}
-
-/** A number written into the SQL text (constants of the ranking, never user input). */
-const num = (value: number) => sql.raw(String(value));
-
-/** One term of bm25: `idf · f·(k1+1) / (f + k1·(1 − b + b·size/avgdl))`. */
-function bm25Term(
-  idf: number,
-  f: RawBuilder<number>,
-  size: RawBuilder<unknown>,
-  avgdl: number,
-): RawBuilder<number> {
-  return sql<number>`${num(idf)} * (${f} * ${num(BM25_K1 + 1)}) / (${f} + ${num(BM25_K1)} * (${num(1 - BM25_B)} + ${num(BM25_B)} * ${size} / ${num(avgdl)}::double precision))`;
-}
-
-async function insertMessage(
-  db: PgDb,
-  { row, toolCallDelta }: ReturnType<typeof messageRowFor>,
-  now: number,
-): Promise<number> {
-  // Checked first (and the row share-locked against a concurrent delete) so that a refused
-  // append consumes no id: ids then follow the SQLite store's, which reuses rolled-back ids.
-  const session = await db
-    .selectFrom("sessions")
-    .select("id")
-    .where("id", "=", row.session_id)
-    .forKeyShare()
-    .executeTakeFirst();
-  if (session === undefined) {
-    throw new SessionNotFoundError(row.session_id, `appendMessage: session ${row.session_id} does not exist`);
-  }
-  let id: number;
-  try {
-    const inserted = await db
-      .insertInto("messages")
-      .values({
-        session_id: row.session_id,
-        role: row.role,
-        content: row.content,
-        tool_call_id: row.tool_call_id,
-        tool_calls: row.tool_calls,
-        tool_name: row.tool_name,
-        timestamp: now,
-        token_count: row.token_count,
-        finish_reason: row.finish_reason,
-        reasoning: row.reasoning,
-        reasoning_content: row.reasoning_content,
-        reasoning_details: row.reasoning_details,
-        codex_reasoning_items: row.codex_reasoning_items,
-        codex_message_items: row.codex_message_items,
-        search_vector: sql<string>`${searchVectorLiteral(row.content, row.tool_calls, row.tool_name)}::tsvector`,
-        search_tokens: searchTokenCount(row.content, row.tool_calls, row.tool_name),
-        search_trigrams: searchTrigramCount(row.content, row.tool_calls, row.tool_name),
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-    id = inserted.id;
-  } catch (error) {
-    throw foreignKeyToNotFound(error, row.session_id, "appendMessage");
-  }
-  await db
-    .updateTable("sessions")
-    .set((eb) => ({
-      message_count: eb("message_count", "+", 1),
-      tool_call_count: eb("tool_call_count", "+", toolCallDelta),
-    }))
-    .where("id", "=", row.session_id)
-    .execute();
-  return id;
-}
-
-async function conversationOf(
-  db: PgDb,
-  id: string,
-  includeAncestors: boolean,
-): Promise<ConversationMessage[]> {
-  let chain = [id];
-  if (includeAncestors) {
-    chain = [];
-    const seen = new Set<string>();
-    let current: string | null = id;
-    for (let hop = 0; hop < MAX_LINEAGE_HOPS; hop++) {
-      if (current === null || current === "" || seen.has(current)) break;
-      seen.add(current);
-      chain.push(current);
-      const row: { parent_session_id: string | null } | undefined = await db
-        .selectFrom("sessions")
-        .select("parent_session_id")
-        .where("id", "=", current)
-        .executeTakeFirst();
-      if (row === undefined) break;
-      current = row.parent_session_id;
-    }
-  }
-  const rows = await db
-    .selectFrom("messages")
-    .select(REPLAY_COLUMNS)
-    .$if(includeAncestors, (qb) => qb.where("session_id", "=", anyText(chain)))
-    .$if(!includeAncestors, (qb) => qb.where("session_id", "=", id))
-    .orderBy("timestamp")
-    .orderBy("id")
-    .execute();
-  const messages: ConversationMessage[] = [];
-  for (const row of rows) {
-    const msg = toConversationMessage(row);
-    if (includeAncestors && isReplayedUserPrompt(messages, msg)) continue;
-    messages.push(msg);
-  }
-  return messages;
-}
-
-/**
- * Context of every hit in one query: the previous message of the same session by
- * `(timestamp, id)`, the hit, the next one; contents cut to 200 characters (code points).
- */
-async function searchContexts(
-  db: PgDb,
-  ids: readonly number[],
-): Promise<Array<Array<{ role: string; content: string }>>> {
-  if (ids.length === 0) return [];
-  try {
-    const { rows } = await sql<{
-      ord: number;
-      prole: string | null;
-      pcontent: string | null;
-      role: string;
-      content: string | null;
-      nrole: string | null;
-      ncontent: string | null;
-    }>`SELECT h.ord, p.role AS prole, left(p.content, 200) AS pcontent, t.role, left(t.content, 200) AS content,
-          n.role AS nrole, left(n.content, 200) AS ncontent
-       FROM unnest(${ids}::bigint[]) WITH ORDINALITY AS h(id, ord)
-       JOIN messages t ON t.id = h.id
-       LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
-           AND (m.timestamp, m.id) < (t.timestamp, t.id) ORDER BY m.timestamp DESC, m.id DESC LIMIT 1) p ON true
-       LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
-           AND (m.timestamp, m.id) > (t.timestamp, t.id) ORDER BY m.timestamp, m.id LIMIT 1) n ON true`.execute(
-      db,
-    );
-    const out: Array<Array<{ role: string; content: string }>> = ids.map(() => []);
-    for (const r of rows) {
-      const context: Array<{ role: string; content: string }> = [];
-      if (r.prole !== null) context.push({ role: r.prole, content: firstCodePoints(r.pcontent ?? "", 200) });
-      context.push({ role: r.role, content: firstCodePoints(r.content ?? "", 200) });
-      if (r.nrole !== null) context.push({ role: r.nrole, content: firstCodePoints(r.ncontent ?? "", 200) });
-      out[r.ord - 1] = context;
-    }
-    return out;
-  } catch {
-    return ids.map(() => []);
-  }
 }
 
 /** `model_config` of a fork: the parent's object with `_branched_from`, else a new object. */
@@ -410,7 +215,6 @@ export class PostgresSessionStore implements SessionStoreApi {
   #closed = false;
   #closing: Promise<void> | undefined;
   #reads = new Set<Promise<unknown>>();
-  #corpusCache: Partial<Record<"words" | "trigrams", { rows: number; size: number; at: number }>> = {};
 
   /** @internal Use {@link openPostgresSessionStore}. */
   constructor(
@@ -435,7 +239,7 @@ export class PostgresSessionStore implements SessionStoreApi {
       snapshot: (fn) => this.#snapshot(fn),
       write: (fn, o) => this.#write(fn, o),
       guard: (source) => this.#guard(source),
-      corpus: this.#corpusCache,
+      corpus: {},
     };
   }
 
@@ -587,50 +391,17 @@ export class PostgresSessionStore implements SessionStoreApi {
 
   /** Appends a message and bumps the session's counters in one transaction; returns its id. */
   async appendMessage(m: AppendMessageInput): Promise<number> {
-    const prepared = messageRowFor(m);
-    return this.#write(async (db) => insertMessage(db, prepared, this.#now()));
+    return messages.appendMessage(this.#ctx, m);
   }
 
   /** Appends several messages all or none, in one transaction; returns their ids in order. */
   async appendMessages(batch: readonly AppendMessageInput[]): Promise<number[]> {
-    if (!Array.isArray(batch)) {
-      throw new InvalidArgumentError("messages", "appendMessages expects an array of messages");
-    }
-    if (batch.length > MAX_APPEND_BATCH) {
-      throw new InvalidArgumentError(
-        "messages",
-        `appendMessages takes at most ${MAX_APPEND_BATCH} messages (got ${batch.length}); split the batch`,
-      );
-    }
-    const prepared = batch.map((m) => messageRowFor(m));
-    if (prepared.length === 0) return [];
-    return this.#write(async (db) => {
-      // Every session checked before any insert: a refused batch consumes no id.
-      const wanted = [...new Set(prepared.map((p) => p.row.session_id))];
-      const found = new Set(
-        (
-          await db
-            .selectFrom("sessions")
-            .select("id")
-            .where("id", "=", anyText(wanted))
-            .forKeyShare()
-            .execute()
-        ).map((r) => r.id),
-      );
-      const missing = wanted.find((id) => !found.has(id));
-      if (missing !== undefined) {
-        throw new SessionNotFoundError(missing, `appendMessage: session ${missing} does not exist`);
-      }
-      const ids: number[] = [];
-      for (const p of prepared) ids.push(await insertMessage(db, p, this.#now()));
-      return ids;
-    });
+    return messages.appendMessages(this.#ctx, batch);
   }
 
   /** Every message of a session, ordered by (timestamp, id), with `tool_calls` parsed. */
   async getMessages(sessionId: string): Promise<MessageRow[]> {
-    const id = requireId("sessionId", sessionId);
-    return this.#read(async (db) => (await messagesOf(db, id)).map(toMessageRow));
+    return messages.getMessages(this.#ctx, sessionId);
   }
 
   /** The conversation in the OpenAI chat shape, optionally with its ancestors. */
@@ -638,25 +409,12 @@ export class PostgresSessionStore implements SessionStoreApi {
     sessionId: string,
     o?: { includeAncestors?: boolean },
   ): Promise<ConversationMessage[]> {
-    const id = requireId("sessionId", sessionId);
-    const includeAncestors = options("options", o).includeAncestors;
-    if (includeAncestors !== undefined && typeof includeAncestors !== "boolean") {
-      throw new InvalidArgumentError("includeAncestors", "includeAncestors must be a boolean");
-    }
-    return this.#snapshot((db) => conversationOf(db, id, includeAncestors === true));
+    return conversation.getMessagesAsConversation(this.#ctx, sessionId, o);
   }
 
   /** Deletes a session's messages and resets its message and tool-call counters. */
   async clearMessages(sessionId: string): Promise<void> {
-    const id = requireId("sessionId", sessionId);
-    await this.#write(async (db) => {
-      await db.deleteFrom("messages").where("session_id", "=", id).execute();
-      await db
-        .updateTable("sessions")
-        .set({ message_count: 0, tool_call_count: 0 })
-        .where("id", "=", id)
-        .execute();
-    });
+    return messages.clearMessages(this.#ctx, sessionId);
   }
 
   // Search ----------------------------------------------------------------------------------
@@ -667,288 +425,17 @@ export class PostgresSessionStore implements SessionStoreApi {
    * GIN index (newest first, 120-character excerpts).
    */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
-    const { plan, sourceFilter, excludeSources, roleFilter, limit, offset } = searchArguments(query, o);
-    if (plan.kind === "empty") return [];
-    if (sourceFilter !== null && sourceFilter.length === 0) return [];
-    this.#check();
-
-    const built = await this.#read((db) => this.#searchQuery(db, query, plan));
-    if (built === null) return [];
-    return this.#read(async (db) => {
-      const rows = await db
-        .selectFrom("messages as m")
-        .innerJoin("sessions as s", "s.id", "m.session_id")
-        .$if(built.lateral.length > 0, (qb) =>
-          // Each term's frequency in the row, computed once: an aggregate over the unnested
-          // vector (count(*) keeps it one for a vector cut down to nothing), whose phrase
-          // columns are functions of the row evaluated in that single result row.
-          qb.innerJoinLateral(
-            db
-              .selectFrom(sql`unnest(${built.lateralVector})`.as("u"))
-              .select([sql<number>`count(*)`.as("lexemes"), ...built.lateral.map((f, i) => f.as(`f${i}`))])
-              .as("fq"),
-            (join) => join.onTrue(),
-          ),
-        )
-        .select([
-          "m.id",
-          "m.session_id",
-          "m.role",
-          "m.content",
-          "m.tool_calls",
-          "m.timestamp",
-          "m.tool_name",
-          "s.source",
-          "s.model",
-          "s.started_at as session_started",
-        ])
-        .where(built.where)
-        .$if(sourceFilter !== null, (qb) => qb.where("s.source", "=", anyText(sourceFilter!)))
-        .$if(excludeSources !== null && excludeSources.length > 0, (qb) =>
-          qb.where(sql<boolean>`NOT (s.source = ${anyText(excludeSources!)})`),
-        )
-        .$if(roleFilter !== null && roleFilter.length > 0, (qb) =>
-          qb.where("m.role", "=", anyText(roleFilter!)),
-        )
-        .$if(built.score !== null, (qb) =>
-          qb.select(built.score!.as("score")).orderBy(sql.ref("score"), "desc").orderBy("m.id"),
-        )
-        // Substring (CJK) matches come newest first; ties as the SQLite store orders them (the
-        // reference's own plan): by id ascending, or with a source filter by source, then id
-        // descending (SQLite also orders by the session's rowid there, which PostgreSQL lacks).
-        .$if(built.score === null && sourceFilter === null, (qb) =>
-          qb.orderBy("m.timestamp", "desc").orderBy("m.id", "asc"),
-        )
-        .$if(built.score === null && sourceFilter !== null, (qb) =>
-          qb.orderBy("m.timestamp", "desc").orderBy(collateC("s.source")).orderBy("m.id", "desc"),
-        )
-        .limit(limit)
-        .offset(offset)
-        .execute();
-      const contexts = await searchContexts(
-        db,
-        rows.map((r) => r.id),
-      );
-      return rows.map((row, i) => {
-        const columns = [row.content, row.tool_calls, row.tool_name];
-        const snippet =
-          built.ranked !== null
-            ? fts5Snippet(columns, built.ranked.phrases, built.ranked.tokenize)
-            : substringExcerpt(columns, built.needles);
-        return {
-          id: row.id,
-          session_id: row.session_id,
-          role: row.role,
-          snippet,
-          timestamp: row.timestamp,
-          tool_name: row.tool_name,
-          source: row.source,
-          model: row.model,
-          session_started: row.session_started,
-          context: contexts[i] ?? [],
-        };
-      });
-    });
-  }
-
-  /** Row count and total document size of the corpus, for bm25 (exact, or cached for a minute on large tables). */
-  async #corpus(db: PgDb, kind: "words" | "trigrams"): Promise<{ rows: number; size: number }> {
-    const cached = this.#corpusCache[kind];
-    // Exact on small tables (where one message changes the ranking visibly); on large ones
-    // the figures move slowly, and a minute-old value keeps each search from scanning them.
-    if (cached !== undefined && cached.rows > 50_000 && performance.now() - cached.at < 60_000) return cached;
-    const row = await db
-      .selectFrom("messages")
-      .select((eb) => [
-        eb.fn.countAll<number>().as("rows"),
-        eb.fn
-          .coalesce(eb.fn.sum<number>(kind === "words" ? "search_tokens" : "search_trigrams"), sql.lit(0))
-          .as("size"),
-      ])
-      .executeTakeFirst();
-    const fresh = { rows: row?.rows ?? 0, size: row?.size ?? 0, at: performance.now() };
-    this.#corpusCache[kind] = fresh;
-    return fresh;
-  }
-
-  /**
-   * The condition and score of a search: ranked plans score rows with FTS5's bm25 (k1 1.2,
-   * b 0.75, whole-row sizes), CJK substring plans select with ILIKE on the pg_trgm index.
-   */
-  async #searchQuery(
-    db: PgDb,
-    query: string,
-    plan: Exclude<ReturnType<typeof planSearch>, { kind: "empty" }>,
-  ): Promise<{
-    where: Expression<boolean>;
-    score: RawBuilder<number> | null;
-    /** Per-row term frequencies over `unnest(lateralVector) u`, joined laterally as `fq.f0…`. */
-    lateral: RawBuilder<number>[];
-    lateralVector: RawBuilder<unknown>;
-    ranked: { phrases: Phrase[]; tokenize: typeof wordTokensAt } | null;
-    needles: readonly string[];
-  } | null> {
-    const count = async (where: Expression<boolean>) =>
-      (
-        await db
-          .selectFrom("messages as m")
-          .select((eb) => eb.fn.countAll<number>().as("n"))
-          .where(where)
-          .executeTakeFirst()
-      )?.n ?? 0;
-    if (plan.kind === "ranked" && plan.index === "messages_fts") {
-      const tree = parseFtsQuery(query);
-      const tsq = tree === null ? null : tsqueryLiteral(tree);
-      if (tree === null || tsq === null) return null;
-      const phrases = queryPhrases(tree);
-      const corpus = await this.#corpus(db, "words");
-      const avgdl = corpus.rows > 0 ? corpus.size / corpus.rows || 1 : 1;
-      const terms: RawBuilder<number>[] = [];
-      const lateral: RawBuilder<number>[] = [];
-      // Frequencies are read from the row's vector cut down to the query's words (ts_filter of
-      // the words marked with weight A; stored vectors carry no weights): the same positions,
-      // without unnesting every word of the message. Prefix terms need the whole vector.
-      const only = (words: readonly string[]) =>
-        sql`ts_filter(setweight(m.search_vector, 'A', ${words}::text[]), '{a}')`;
-      const singles = phrases.filter((p) => p.words.length === 1);
-      const lateralVector = singles.some((p) => p.prefix)
-        ? sql`m.search_vector`
-        : only(singles.map((p) => p.words[0]!));
-      for (const p of phrases) {
-        const literal = p.words
-          .map((w, i) => `'${w}'${p.prefix && i === p.words.length - 1 ? ":*" : ""}`)
-          .join(" <-> ");
-        const hits = await count(sql<boolean>`m.search_vector @@ ${literal}::tsquery`);
-        if (p.words.length === 1) {
-          const word = p.words[0]!;
-          const test = p.prefix ? sql`starts_with(u.lexeme, ${word}::text)` : sql`u.lexeme = ${word}::text`;
-          lateral.push(sql<number>`COALESCE(SUM(cardinality(u.positions)) FILTER (WHERE ${test}), 0)`);
-        } else {
-          // A phrase's occurrences: a function of the row, evaluated once in the lateral row.
-          const vector = p.prefix ? sql`m.search_vector` : only(p.words);
-          lateral.push(sql<number>`hermes_phrase_freq(${vector}, ${p.words}::text[], ${p.prefix}::boolean)`);
-        }
-        const f = sql<number>`${sql.ref(`fq.f${lateral.length - 1}`)}`;
-        terms.push(bm25Term(bm25Idf(corpus.rows, hits), f, sql`COALESCE(m.search_tokens, 0)`, avgdl));
-      }
-      return {
-        where: sql<boolean>`m.search_vector @@ ${tsq}::tsquery`,
-        score: terms.length > 0 ? sql<number>`(${sql.join(terms, sql` + `)})` : sql<number>`(0)`,
-        lateral,
-        lateralVector,
-        ranked: { phrases, tokenize: wordTokensAt },
-        needles: [],
-      };
-    }
-    const sanitized = sanitizeFts5Query(query);
-    const tree = parseQueryTokens(lexCjkQuery(sanitized));
-    if (tree === null || pyStrip(sanitized).length === 0) return null;
-    const condition = substringCondition(tree);
-    if (plan.kind === "ranked") {
-      // Three or more CJK characters, every term long enough for the trigram index: ranked.
-      const texts = queryTerms(tree).map((t) => t.text);
-      const phrases = trigramPhrases(texts);
-      const corpus = await this.#corpus(db, "trigrams");
-      const avgdl = corpus.rows > 0 ? corpus.size / corpus.rows || 1 : 1;
-      const doc = sql`lower(${sql.raw(SEARCH_DOCUMENT_SQL)})`;
-      const terms: RawBuilder<number>[] = [];
-      for (const text of texts) {
-        const hits = await count(substringCondition({ kind: "term", text, prefix: false }));
-        const n = sql`${text.toLowerCase()}::text`;
-        // Occurrences of the term in the row: how much shorter the text gets without it.
-        const f = sql<number>`((char_length(${doc}) - char_length(replace(${doc}, ${n}, ''))) / GREATEST(char_length(${n}), 1))`;
-        terms.push(bm25Term(bm25Idf(corpus.rows, hits), f, sql`COALESCE(m.search_trigrams, 0)`, avgdl));
-      }
-      return {
-        where: condition,
-        score: sql<number>`(${sql.join(terms, sql` + `)})`,
-        lateral: [],
-        lateralVector: sql`m.search_vector`,
-        ranked: { phrases, tokenize: trigramTokens },
-        needles: [],
-      };
-    }
-    return {
-      where: condition,
-      score: null,
-      lateral: [],
-      lateralVector: sql`m.search_vector`,
-      ranked: null,
-      needles: positiveTerms(tree).map((t) => t.text),
-    };
+    return search.searchMessages(this.#ctx, query, o);
   }
 
   /** State of the search index: rows whose `search_vector` is missing count as damage. */
   async verifySearchIndex(): Promise<SearchIndexReport> {
-    return this.#read(async (db) => {
-      const missing =
-        (
-          await db
-            .selectFrom("messages")
-            .select((eb) => eb.fn.countAll<number>().as("n"))
-            .where("search_vector", "is", null)
-            .executeTakeFirst()
-        )?.n ?? 0;
-      const indexes = (
-        await sql<{ indexname: string }>`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()
-          AND indexname IN ('idx_messages_search_vector', 'idx_messages_search_trgm')`.execute(db)
-      ).rows.map((r) => r.indexname);
-      const status = (name: string, kind: "unicode61" | "trigram") => {
-        if (!indexes.includes(name))
-          return { name, kind, status: "missing" as const, detail: `index ${name} does not exist` };
-        if (kind === "unicode61" && missing > 0)
-          return {
-            name,
-            kind,
-            status: "damaged" as const,
-            detail: `${missing} messages have no search vector`,
-          };
-        return { name, kind, status: "ok" as const };
-      };
-      const list = [
-        status("idx_messages_search_vector", "unicode61"),
-        status("idx_messages_search_trgm", "trigram"),
-      ];
-      return { ok: list.every((s) => s.status === "ok"), indexes: list };
-    });
+    return search.verifySearchIndex(this.#ctx);
   }
 
   /** Recomputes every message's search vector, in transactions of 1,000 messages. */
   async rebuildSearchIndex(o?: { onProgress?: (progress: SearchIndexProgress) => void }): Promise<void> {
-    const opts = options("options", o);
-    if (opts.onProgress !== undefined && typeof opts.onProgress !== "function") {
-      throw new InvalidArgumentError("onProgress", "onProgress must be a function");
-    }
-    const total = await this.messageCount();
-    let after = 0;
-    let done = 0;
-    for (;;) {
-      const n = await this.#write(async (db) => {
-        const rows = await db
-          .selectFrom("messages")
-          .select(["id", "content", "tool_calls", "tool_name"])
-          .where("id", ">", after)
-          .orderBy("id")
-          .limit(1000)
-          .execute();
-        for (const r of rows) {
-          await db
-            .updateTable("messages")
-            .set({
-              search_vector: sql<string>`${searchVectorLiteral(r.content, r.tool_calls, r.tool_name)}::tsvector`,
-              search_tokens: searchTokenCount(r.content, r.tool_calls, r.tool_name),
-              search_trigrams: searchTrigramCount(r.content, r.tool_calls, r.tool_name),
-            })
-            .where("id", "=", r.id)
-            .execute();
-        }
-        if (rows.length > 0) after = rows[rows.length - 1]!.id;
-        return rows.length;
-      });
-      done += n;
-      opts.onProgress?.({ index: "idx_messages_search_vector", done, total });
-      if (n < 1000) return;
-    }
+    return search.rebuildSearchIndex(this.#ctx, o);
   }
 
   // Export, retention, metadata -----------------------------------------------------------
