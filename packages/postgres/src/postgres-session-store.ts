@@ -12,9 +12,7 @@ import {
   canonicalMessage,
   canonicalSession,
   conversationWindowArguments,
-  duration,
   type EnsureSessionInput,
-  EXPORT_ALL_LIMIT,
   type ExportReport,
   type ExportStreamOptions,
   exportFilter,
@@ -41,9 +39,7 @@ import {
   options,
   type PortableSession,
   type RichSessionRow,
-  removeSessionFiles,
   requireId,
-  runAutoPrune,
   type SearchHit,
   type SearchMessagesOptions,
   type SessionExport,
@@ -52,7 +48,6 @@ import {
   type SessionWithLastActive,
   StoreClosedError,
   type StoreStats,
-  sessionsDirOf,
   sessionToMarkdown,
   sinkFor,
   TitleConflictError,
@@ -69,7 +64,7 @@ import * as conversation from "./operations/conversation.js";
 import { conversationOf } from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";
-import { messagesOf } from "./operations/messages.js";
+import * as retention from "./operations/retention.js";
 import * as search from "./operations/search.js";
 import * as sessions from "./operations/sessions.js";
 import { sessionById } from "./operations/sessions.js";
@@ -81,7 +76,7 @@ import { importIntoPg } from "./pg-import.js";
 import { migratePg, type PgMigrationReport } from "./pg-schema.js";
 import type { PgStoreContext } from "./pg-store-context.js";
 import { PgWriter } from "./pg-writer.js";
-import { MESSAGE_COLUMNS, S_COLUMNS, SESSION_COLUMNS } from "./table-columns.js";
+import { MESSAGE_COLUMNS, SESSION_COLUMNS } from "./table-columns.js";
 
 /** Options of {@link openPostgresSessionStore}. */
 export interface OpenPostgresSessionStoreOptions {
@@ -442,72 +437,19 @@ export class PostgresSessionStore implements SessionStoreApi {
 
   /** A session with all its messages, or `null`. */
   async exportSession(id: string): Promise<SessionExport | null> {
-    const sid = requireId("id", id);
-    return this.#snapshot(async (db) => {
-      const session = await sessionById(db, sid);
-      if (session === undefined) return null;
-      const messages = (await messagesOf(db, sid)).map(toMessageRow);
-      return { ...session, messages };
-    });
+    return retention.exportSession(this.#ctx, id);
   }
 
   /** Every session (or one source's) with its messages, most recently active first. */
   async exportAll(o?: {
     source?: string;
   }): Promise<Array<SessionWithLastActive & { messages: MessageRow[] }>> {
-    const source = optionalString("source", options("options", o).source);
-    return this.#snapshot(async (db) => {
-      const rows = (await db
-        .selectFrom("sessions as s")
-        .leftJoin(
-          (eb) =>
-            eb
-              .selectFrom("messages")
-              .select((e) => ["session_id", e.fn.max("timestamp").as("last_active")])
-              .groupBy("session_id")
-              .as("m"),
-          (join) => join.onRef("m.session_id", "=", "s.id"),
-        )
-        .select(S_COLUMNS)
-        .select((eb) => eb.fn.coalesce("m.last_active", "s.started_at").as("last_active"))
-        .$if(source !== null && source !== "", (qb) => qb.where("s.source", "=", source!))
-        .orderBy("last_active", "desc")
-        .orderBy("s.started_at", "desc")
-        .orderBy(collateC("s.id"), "desc")
-        .limit(EXPORT_ALL_LIMIT)
-        .execute()) as SessionWithLastActive[];
-      const out: Array<SessionWithLastActive & { messages: MessageRow[] }> = [];
-      for (const row of rows) {
-        const messages = (await messagesOf(db, row.id)).map(toMessageRow);
-        out.push({ ...row, messages });
-      }
-      return out;
-    });
+    return retention.exportAll(this.#ctx, o);
   }
 
   /** Deletes a session and its messages, orphaning its children; `false` when unknown. */
   async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
-    const sid = requireId("id", id);
-    const dir = sessionsDirOf(options("options", o).sessionsDir);
-    const deleted = await this.#write(async (db) => {
-      const found = await db
-        .selectFrom("sessions")
-        .select("id")
-        .where("id", "=", sid)
-        .forUpdate()
-        .executeTakeFirst();
-      if (found === undefined) return false;
-      await db
-        .updateTable("sessions")
-        .set({ parent_session_id: null })
-        .where("parent_session_id", "=", sid)
-        .execute();
-      await db.deleteFrom("messages").where("session_id", "=", sid).execute();
-      await db.deleteFrom("sessions").where("id", "=", sid).execute();
-      return true;
-    });
-    if (deleted && dir !== null) await removeSessionFiles(dir, [sid]);
-    return deleted;
+    return retention.deleteSession(this.#ctx, id, o);
   }
 
   /** Deletes ended sessions older than `olderThanDays` (default 90); returns how many. */
@@ -516,57 +458,17 @@ export class PostgresSessionStore implements SessionStoreApi {
     source?: string;
     sessionsDir?: string;
   }): Promise<number> {
-    const opts = options("options", o);
-    const days = duration("olderThanDays", opts.olderThanDays, 90);
-    const source = optionalString("source", opts.source);
-    const dir = sessionsDirOf(opts.sessionsDir);
-    const removed = await this.#write(async (db) => {
-      const cutoff = this.#now() - days * 86_400;
-      const ids = (
-        await db
-          .selectFrom("sessions")
-          .select("id")
-          .where("started_at", "<", cutoff)
-          .where("ended_at", "is not", null)
-          .$if(source !== null, (qb) => qb.where("source", "=", source!))
-          .forUpdate()
-          .execute()
-      ).map((r) => r.id);
-      if (ids.length === 0) return [];
-      await db
-        .updateTable("sessions")
-        .set({ parent_session_id: null })
-        .where("parent_session_id", "=", anyText(ids))
-        .execute();
-      await db.deleteFrom("messages").where("session_id", "=", anyText(ids)).execute();
-      await db.deleteFrom("sessions").where("id", "=", anyText(ids)).execute();
-      return ids;
-    });
-    if (dir !== null) await removeSessionFiles(dir, removed);
-    return removed.length;
+    return retention.pruneSessions(this.#ctx, o);
   }
 
   /** The value stored under `key` in `state_meta`, or `null`. */
   async getMeta(key: string): Promise<string | null> {
-    const k = requireId("key", key);
-    return this.#read(
-      async (db) =>
-        (await db.selectFrom("state_meta").select("value").where("key", "=", k).executeTakeFirst())?.value ??
-        null,
-    );
+    return retention.getMeta(this.#ctx, key);
   }
 
   /** Stores `value` under `key` in `state_meta`. */
   async setMeta(key: string, value: string): Promise<void> {
-    const k = requireId("key", key);
-    if (typeof value !== "string") throw new InvalidArgumentError("value", "value must be a string");
-    await this.#write(async (db) => {
-      await db
-        .insertInto("state_meta")
-        .values({ key: k, value })
-        .onConflict((oc) => oc.column("key").doUpdateSet((eb) => ({ value: eb.ref("excluded.value") })))
-        .execute();
-    });
+    return retention.setMeta(this.#ctx, key, value);
   }
 
   /**
@@ -576,26 +478,12 @@ export class PostgresSessionStore implements SessionStoreApi {
    * store's earlier writes, outside a transaction.
    */
   async vacuum(): Promise<void> {
-    await this.#write(
-      async (db) => {
-        await sql`VACUUM (ANALYZE) sessions, messages, state_meta`.execute(db);
-      },
-      { transaction: false },
-    );
+    return retention.vacuum(this.#ctx);
   }
 
   /** Startup housekeeping: prune (and vacuum) at most once per `minIntervalHours`. Never throws. */
   maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
-    return runAutoPrune(
-      {
-        getMeta: (key) => this.getMeta(key),
-        setMeta: (key, value) => this.setMeta(key, value),
-        prune: (options) => this.pruneSessions(options),
-        vacuum: () => this.vacuum(),
-        now: () => this.#now(),
-      },
-      o,
-    );
+    return retention.maybeAutoPruneAndVacuum(this.#ctx, o);
   }
 
   // Portability ---------------------------------------------------------------------------
