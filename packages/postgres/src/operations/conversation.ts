@@ -20,6 +20,10 @@ export function includeAncestorsOption(o: { includeAncestors?: boolean } | undef
   return includeAncestors === true;
 }
 
+/**
+ * A session's messages in the OpenAI chat shape; with `includeAncestors`, those of its parent
+ * chain too (at most `MAX_LINEAGE_HOPS`), replayed user prompts dropped.
+ */
 export async function conversationOf(
   db: PgDb,
   id: string,

@@ -47,6 +47,7 @@ function flag(name: string, value: unknown, fallback: boolean): boolean {
 
 type RawRich = SessionRow & { last_active: number; preview: unknown };
 
+/** A listed row with its raw preview cut as `previewOf` does. */
 function finishRich(row: RawRich): RichSessionRow {
   (row as unknown as RichSessionRow).preview = previewOf(row.preview);
   return row as unknown as RichSessionRow;
@@ -159,6 +160,7 @@ export async function getCompressionTip(ctx: PgStoreContext, id: string): Promis
   return ctx.read((db) => compressionTip(db, sid));
 }
 
+/** Follows compression children (started after their parent ended) to the latest, at most 100 hops. */
 async function compressionTip(db: PgDb, id: string): Promise<string> {
   let current = id;
   for (let hop = 0; hop < 100; hop++) {

@@ -16,6 +16,7 @@ import type { PgStoreContext } from "../pg-store-context.js";
 import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "../search/pg-search-text.js";
 import { MESSAGE_COLUMNS } from "../table-columns.js";
 
+/** Inserts one validated message with its search columns and bumps its session's counters. */
 export async function insertMessage(
   db: PgDb,
   { row, toolCallDelta }: ReturnType<typeof messageRowFor>,

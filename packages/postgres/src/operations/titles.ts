@@ -104,6 +104,7 @@ export async function getNextTitleInLineage(ctx: PgStoreContext, baseTitle: stri
   return ctx.read((db) => nextTitleInLineage(db, title));
 }
 
+/** The next free title of `title`'s lineage, from the titles stored (see `nextLineageTitle`). */
 export async function nextTitleInLineage(db: PgDb, title: string): Promise<string> {
   const base = lineageBase(title);
   const existing = await db
