@@ -163,47 +163,38 @@ export class PostgresSessionStore implements SessionStoreApi {
   async createSession(input: CreateSessionInput): Promise<string> {
     return sessions.createSession(this.#ctx, input);
   }
-
   /** Creates the session if missing (`source` defaults to `unknown`); never overwrites. */
   async ensureSession(input: EnsureSessionInput): Promise<void> {
     return sessions.ensureSession(this.#ctx, input);
   }
-
   /** Marks a session ended; the first end wins. */
   async endSession(id: string, endReason: string): Promise<void> {
     return sessions.endSession(this.#ctx, id, endReason);
   }
-
   /** Clears `ended_at` and `end_reason`. */
   async reopenSession(id: string): Promise<void> {
     return sessions.reopenSession(this.#ctx, id);
   }
-
   /** Replaces the system prompt snapshot. */
   async updateSystemPrompt(id: string, systemPrompt: string): Promise<void> {
     return sessions.updateSystemPrompt(this.#ctx, id, systemPrompt);
   }
-
   /** Adds (or with `absolute`, sets) token, cost and API-call counters. */
   async updateTokenCounts(id: string, input: UpdateTokenCountsInput = {}): Promise<void> {
     return sessions.updateTokenCounts(this.#ctx, id, input);
   }
-
   /** Every column of one session, or `null`. */
   async getSession(id: string): Promise<SessionRow | null> {
     return sessions.getSession(this.#ctx, id);
   }
-
   /** An exact id, else the id that uniquely starts with `idOrPrefix`, else `null`. */
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
     return sessions.resolveSessionId(this.#ctx, idOrPrefix);
   }
-
   /** Number of sessions, of one source when given. */
   async sessionCount(o?: { source?: string }): Promise<number> {
     return sessions.sessionCount(this.#ctx, o);
   }
-
   /** Number of message rows, of one session when given. */
   async messageCount(o?: { sessionId?: string }): Promise<number> {
     return sessions.messageCount(this.#ctx, o);
@@ -219,17 +210,14 @@ export class PostgresSessionStore implements SessionStoreApi {
   }): Promise<SessionWithLastActive[]> {
     return listing.searchSessions(this.#ctx, o);
   }
-
   /** Sessions for a picker with `last_active` and `preview` (see `@hermes/store`). */
   async listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]> {
     return listing.listSessionsRich(this.#ctx, o);
   }
-
   /** The latest session of `id`'s compression chain. */
   async getCompressionTip(id: string): Promise<string> {
     return listing.getCompressionTip(this.#ctx, id);
   }
-
   /** The session a resume of `id` should load (first descendant with messages). */
   async resolveResumeSessionId(id: string): Promise<string> {
     return listing.resolveResumeSessionId(this.#ctx, id);
@@ -241,22 +229,18 @@ export class PostgresSessionStore implements SessionStoreApi {
   async setSessionTitle(id: string, title: string | null): Promise<boolean> {
     return titles.setSessionTitle(this.#ctx, id, title);
   }
-
   /** The title of a session; `null` when it has none or does not exist. */
   async getSessionTitle(id: string): Promise<string | null> {
     return titles.getSessionTitle(this.#ctx, id);
   }
-
   /** The session whose title is exactly `title`, or `null`. */
   async getSessionByTitle(title: string): Promise<SessionRow | null> {
     return titles.getSessionByTitle(this.#ctx, title);
   }
-
   /** Resolves a title to a session id, preferring the newest `<title> #n` continuation. */
   async resolveSessionByTitle(title: string): Promise<string | null> {
     return titles.resolveSessionByTitle(this.#ctx, title);
   }
-
   /** The next title of a lineage (`X` → `X #2`, `X #7` → `X #8`). */
   async getNextTitleInLineage(baseTitle: string): Promise<string> {
     return titles.getNextTitleInLineage(this.#ctx, baseTitle);
@@ -268,17 +252,14 @@ export class PostgresSessionStore implements SessionStoreApi {
   async appendMessage(m: AppendMessageInput): Promise<number> {
     return messages.appendMessage(this.#ctx, m);
   }
-
   /** Appends several messages all or none, in one transaction; returns their ids in order. */
   async appendMessages(batch: readonly AppendMessageInput[]): Promise<number[]> {
     return messages.appendMessages(this.#ctx, batch);
   }
-
   /** Every message of a session, ordered by (timestamp, id), with `tool_calls` parsed. */
   async getMessages(sessionId: string): Promise<MessageRow[]> {
     return messages.getMessages(this.#ctx, sessionId);
   }
-
   /** The conversation in the OpenAI chat shape, optionally with its ancestors. */
   async getMessagesAsConversation(
     sessionId: string,
@@ -286,7 +267,6 @@ export class PostgresSessionStore implements SessionStoreApi {
   ): Promise<ConversationMessage[]> {
     return conversation.getMessagesAsConversation(this.#ctx, sessionId, o);
   }
-
   /** Deletes a session's messages and resets its message and tool-call counters. */
   async clearMessages(sessionId: string): Promise<void> {
     return messages.clearMessages(this.#ctx, sessionId);
@@ -302,12 +282,10 @@ export class PostgresSessionStore implements SessionStoreApi {
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
     return search.searchMessages(this.#ctx, query, o);
   }
-
   /** State of the search index: rows whose `search_vector` is missing count as damage. */
   async verifySearchIndex(): Promise<SearchIndexReport> {
     return search.verifySearchIndex(this.#ctx);
   }
-
   /** Recomputes every message's search vector, in transactions of 1,000 messages. */
   async rebuildSearchIndex(o?: { onProgress?: (progress: SearchIndexProgress) => void }): Promise<void> {
     return search.rebuildSearchIndex(this.#ctx, o);
@@ -319,19 +297,16 @@ export class PostgresSessionStore implements SessionStoreApi {
   async exportSession(id: string): Promise<SessionExport | null> {
     return retention.exportSession(this.#ctx, id);
   }
-
   /** Every session (or one source's) with its messages, most recently active first. */
   async exportAll(o?: {
     source?: string;
   }): Promise<Array<SessionWithLastActive & { messages: MessageRow[] }>> {
     return retention.exportAll(this.#ctx, o);
   }
-
   /** Deletes a session and its messages, orphaning its children; `false` when unknown. */
   async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
     return retention.deleteSession(this.#ctx, id, o);
   }
-
   /** Deletes ended sessions older than `olderThanDays` (default 90); returns how many. */
   async pruneSessions(o?: {
     olderThanDays?: number;
@@ -340,17 +315,14 @@ export class PostgresSessionStore implements SessionStoreApi {
   }): Promise<number> {
     return retention.pruneSessions(this.#ctx, o);
   }
-
   /** The value stored under `key` in `state_meta`, or `null`. */
   async getMeta(key: string): Promise<string | null> {
     return retention.getMeta(this.#ctx, key);
   }
-
   /** Stores `value` under `key` in `state_meta`. */
   async setMeta(key: string, value: string): Promise<void> {
     return retention.setMeta(this.#ctx, key, value);
   }
-
   /**
    * PostgreSQL's equivalent of SQLite's `VACUUM`: `VACUUM (ANALYZE)` of the store's tables,
    * which makes the space of deleted rows reusable and refreshes the planner's statistics
@@ -360,7 +332,6 @@ export class PostgresSessionStore implements SessionStoreApi {
   async vacuum(): Promise<void> {
     return retention.vacuum(this.#ctx);
   }
-
   /** Startup housekeeping: prune (and vacuum) at most once per `minIntervalHours`. Never throws. */
   maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
     return retention.maybeAutoPruneAndVacuum(this.#ctx, o);
@@ -372,32 +343,26 @@ export class PostgresSessionStore implements SessionStoreApi {
   exportStream(o?: ExportStreamOptions): AsyncIterable<PortableSession> {
     return portable.exportStream(this.#ctx, o);
   }
-
   /** Writes the JSONL interchange format (header, then one session per line). */
   async exportJsonl(destination: JsonlDestination, o?: ExportStreamOptions): Promise<ExportReport> {
     return portable.exportJsonl(this.#ctx, destination, o);
   }
-
   /** A Markdown rendering of a session, or `null` for an unknown session. */
   async exportSessionMarkdown(id: string): Promise<string | null> {
     return portable.exportSessionMarkdown(this.#ctx, id);
   }
-
   /** Imports sessions from a JSONL file or an iterable; idempotent, parents before children. */
   async importSessions(source: ImportSource, o?: ImportSessionsOptions): Promise<ImportReport> {
     return portable.importSessions(this.#ctx, source, o);
   }
-
   /** A session's messages page by page (cursor `afterId`), in conversation order. */
   iterMessages(sessionId: string, o?: IterMessagesOptions): AsyncIterable<MessageRow> {
     return portable.iterMessages(this.#ctx, sessionId, o);
   }
-
   /** The last messages of a session, bounded by count and tokens. */
   async getConversationWindow(sessionId: string, o?: ConversationWindowOptions): Promise<ConversationWindow> {
     return portable.getConversationWindow(this.#ctx, sessionId, o);
   }
-
   /** The conversation in the Anthropic Messages shape. */
   async getMessagesAsAnthropic(
     sessionId: string,
@@ -405,22 +370,18 @@ export class PostgresSessionStore implements SessionStoreApi {
   ): Promise<AnthropicConversation> {
     return portable.getMessagesAsAnthropic(this.#ctx, sessionId, o);
   }
-
   /** Forks a session (messages up to `atMessageId`); returns the new row. */
   async forkSession(id: string, o?: ForkSessionOptions): Promise<SessionRow> {
     return portable.forkSession(this.#ctx, id, o);
   }
-
   /** Ancestors and descendants of a session with the kind of each link, or `null`. */
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
     return portable.getLineage(this.#ctx, id, o);
   }
-
   /** Sessions, messages, tokens and cost grouped by source, model or UTC day. */
   async usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]> {
     return portable.usageStats(this.#ctx, o);
   }
-
   /** Turns a failure after `close()` into `STORE_CLOSED` for long-lived iterables. */
   async *#guard<T>(source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
     try {
