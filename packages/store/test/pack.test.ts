@@ -10,7 +10,9 @@ const REPO = resolve(import.meta.dirname, "../../..");
 const PACKAGES = ["core", "schema", "search", "store", "conformance"] as const;
 /** The vitest of the workspace: the consumer installs the same version, as the kit's peer. */
 const VITEST_VERSION = (
-  JSON.parse(readFileSync(join(REPO, "node_modules", "vitest", "package.json"), "utf8")) as { version: string }
+  JSON.parse(readFileSync(join(REPO, "node_modules", "vitest", "package.json"), "utf8")) as {
+    version: string;
+  }
 ).version;
 const bin = (name: string) => join(REPO, "node_modules", ".bin", name);
 
@@ -92,14 +94,21 @@ describe("the published packages", () => {
       const work = realpathSync(tempDir("hermes-pack-"));
       expect(work.startsWith(REPO)).toBe(false);
       const tarballs = join(work, "tarballs");
-      for (const name of PACKAGES) {
-        // pnpm rewrites the workspace:^ dependencies to real version ranges in the tarball.
-        await sh(
-          "npx",
-          ["-y", "pnpm@10", "pack", "--pack-destination", tarballs],
-          join(REPO, "packages", name),
-        );
-      }
+      // One pnpm call packs them all (pnpm rewrites the workspace:^ dependencies to real
+      // version ranges in the tarballs).
+      await sh(
+        "npx",
+        [
+          "-y",
+          "pnpm@10",
+          "--recursive",
+          ...PACKAGES.flatMap((name) => ["--filter", `@hermes/${name}`]),
+          "pack",
+          "--pack-destination",
+          tarballs,
+        ],
+        REPO,
+      );
       const files = readdirSync(tarballs).sort();
       expect(files).toEqual([
         "hermes-conformance-0.1.0.tgz",
