@@ -1,4 +1,4 @@
-import { StoreCorruptError } from "../errors.js";
+import { StoreCorruptError } from "@hermes/core";
 import { isFileCorruption } from "../sqlite-errors.js";
 
 /**

@@ -1,5 +1,5 @@
+import { BackendError } from "@hermes/core";
 import type { DatabaseConnection } from "../database-connection.js";
-import { HermesStoreError } from "../errors.js";
 import { isBusyError, sqliteCode } from "../sqlite-errors.js";
 import { type IndexRepair, mayRepairIndex } from "./index-repair.js";
 import type { MergePacing } from "./merge-pacing.js";
@@ -113,8 +113,7 @@ export class GroupTransaction {
       try {
         const value = job.fn();
         if (isThenable(value)) {
-          throw new HermesStoreError(
-            "SQLITE_ERROR",
+          throw new BackendError(
             `Write unit '${job.label}' returned a promise; write units must be synchronous`,
           );
         }

@@ -1,4 +1,4 @@
-import { StoreBusyError } from "../errors.js";
+import { StoreBusyError } from "@hermes/core";
 import type { HandoffQueue } from "./handoff-queue.js";
 import type { PostedWrites } from "./posted-writes.js";
 import { timeLeft, type WriteJob } from "./write-job.js";
