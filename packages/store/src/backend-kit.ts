@@ -10,7 +10,15 @@ import type { SessionStore } from "./session-store.js";
  * The public surface of {@link SessionStore} as a structural type. `SessionStore` has ES private
  * fields, so only its own instances satisfy it; other backends (and the contract suites) use this.
  */
-export type SessionStoreApi = { [K in keyof SessionStore]: SessionStore[K] };
+export type SessionStoreApi = { [K in Exclude<keyof SessionStore, OptionalCapability>]: SessionStore[K] } & {
+  [K in OptionalCapability]?: SessionStore[K];
+};
+
+/**
+ * Methods a backend may lack for now; callers check for them (`store.watchChanges?.(…)`).
+ * `watchChanges`: SQLite has it; PostgreSQL will (LISTEN/NOTIFY or a cursor on `messages.id`).
+ */
+export type OptionalCapability = "watchChanges";
 
 export {
   isReplayedUserPrompt,

@@ -13,6 +13,7 @@ export {
   TitleTooLongError,
   UnsafePathError,
 } from "./errors.js";
+export type { StoreChange, WatchChangesOptions } from "./operations/watch-changes.js";
 export {
   type AnthropicContentBlock,
   type AnthropicConversation,

@@ -25,6 +25,8 @@ import * as retention from "./operations/retention.js";
 import * as search from "./operations/search.js";
 import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
+import type { StoreChange, WatchChangesOptions } from "./operations/watch-changes.js";
+import * as watch from "./operations/watch-changes.js";
 import type { AnthropicConversation } from "./portable/anthropic-format.js";
 import type { ConversationWindow, ConversationWindowOptions } from "./portable/conversation-window.js";
 import type { ExportReport, JsonlDestination } from "./portable/export-jsonl.js";
@@ -402,6 +404,24 @@ export class SessionStore {
   /** Sessions, messages, tokens and cost grouped by source, model or day. */
   async usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]> {
     return this.#read((ctx) => portable.usageStats(ctx, o));
+  }
+
+  // Change feed ------------------------------------------------------------------------------
+
+  /**
+   * What other processes (the agent) and this store write, as it happens: every `intervalMs`
+   * (default 250) a cheap check (`PRAGMA data_version`), then the sessions and messages added
+   * since the cursor (a rowid range). Ends when `signal` aborts.
+   *
+   * @example
+   * const ac = new AbortController();
+   * for await (const change of store.watchChanges({ signal: ac.signal, includeMessages: true })) {
+   *   for (const m of change.messages ?? []) console.log(m.session_id, m.role, m.content);
+   * }
+   */
+  watchChanges(o?: WatchChangesOptions): AsyncIterable<StoreChange> {
+    const ctx = this.#use();
+    return this.#guard(watch.watchChanges(ctx, () => this.#closed, o));
   }
 
   /** Turns a failure after `close()` into `STORE_CLOSED` for long-lived iterables. */
