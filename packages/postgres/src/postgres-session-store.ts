@@ -6,16 +6,13 @@ import type {
 } from "@hermes/schema";
 import {
   firstCodePoints,
-  lexCjkQuery,
+  parseCjkQuery,
   parseFtsQuery,
-  parseQueryTokens,
   type planSearch,
   positiveTerms,
-  pyStrip,
   queryTerms,
   type SearchIndexProgress,
   type SearchIndexReport,
-  sanitizeFts5Query,
   substringExcerpt,
 } from "@hermes/search";
 import {
@@ -937,9 +934,9 @@ export class PostgresSessionStore implements SessionStoreApi {
         needles: [],
       };
     }
-    const sanitized = sanitizeFts5Query(query);
-    const tree = parseQueryTokens(lexCjkQuery(sanitized));
-    if (tree === null || pyStrip(sanitized).length === 0) return null;
+    // The same tree the plan was made from (a leading NOT kept, as on SQLite).
+    const tree = parseCjkQuery(query);
+    if (tree === null) return null;
     const condition = substringCondition(tree);
     if (plan.kind === "ranked") {
       // Three or more CJK characters, every term long enough for the trigram index: ranked.

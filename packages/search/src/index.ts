@@ -40,13 +40,16 @@ export {
 export { newestMatchCandidates } from "./newest-first.js";
 export {
   compileFtsQuery,
+  ftsQueryTokens,
   ftsTerm,
   hasWordCharacter,
   lexFtsQuery,
   parseFtsQuery,
 } from "./query/compile-fts-query.js";
 export {
+  cjkQueryTokens,
   lexCjkQuery,
+  parseCjkQuery,
   planSearch,
   type RowSet,
   type SearchIndexName,
@@ -68,6 +71,11 @@ export {
   repairOperators,
 } from "./query/query-ast.js";
 export {
+  pyStrip,
+  referenceDropsLeadingNot,
+  referenceSanitizeFts5Query,
+} from "./reference-sanitize-fts5-query.js";
+export {
   firstCodePoints,
   type RunSearchOptions,
   rowSetIds,
@@ -77,7 +85,7 @@ export {
   searchContext,
   substringExcerpt,
 } from "./run-search.js";
-export { pyStrip, sanitizeFts5Query } from "./sanitize-fts5-query.js";
+export { sanitizeFts5Query } from "./sanitize-fts5-query.js";
 export {
   CJK_INDEX_CHUNK,
   catchUpCjkIndex,
