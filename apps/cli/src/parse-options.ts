@@ -29,6 +29,24 @@ export function collectList(value: string, previous: string[] | undefined): stri
   return [...(previous ?? []), ...items];
 }
 
+/**
+ * A repeatable, comma-separated list option whose items must be among `allowed`
+ * (`--role user,tool`): anything else is a usage error that lists the choices.
+ */
+export function collectChoices(
+  name: string,
+  allowed: readonly string[],
+): (value: string, previous: string[] | undefined) => string[] {
+  return (value, previous) => {
+    const items = collectList(value, undefined);
+    const bad = items.filter((i) => !allowed.includes(i));
+    if (bad.length > 0 || items.length === 0) {
+      throw usageError(`${name} must be one of ${allowed.join(", ")} (comma-separated), got '${value}'`);
+    }
+    return [...(previous ?? []), ...items];
+  };
+}
+
 /** Parses a date option: `YYYY-MM-DD`, an ISO timestamp, or a number of days ago (`7d`). */
 export function parseSince(name: string): (value: string) => number {
   return (value) => {

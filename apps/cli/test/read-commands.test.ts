@@ -71,6 +71,73 @@ describe("read commands on the reference's sample file", { timeout: 240_000 }, (
     expect(typeof page[0]!.last_active).toBe("number");
   });
 
+  it("source filters take the same forms everywhere: repeated, comma-separated, excluded", () => {
+    type Row = { id: string; source: string };
+    const ids = (args: string[]) =>
+      (JSON.parse(readOnly(args).stdout) as Row[]).map((r) => `${r.source}:${r.id}`).sort();
+    const comma = ids(["list", "--json", "--all", "--limit", "100", "--source", "cli,cron"]);
+    expect(ids(["list", "--json", "--all", "--limit", "100", "-s", "cli", "-s", "cron"])).toEqual(comma);
+    const cli = ids(["list", "--json", "--all", "--limit", "100", "--source", "cli"]);
+    const cron = ids(["list", "--json", "--all", "--limit", "100", "--source", "cron"]);
+    expect(cli.length).toBeGreaterThan(1);
+    expect(cron.length).toBeGreaterThan(0);
+    expect(comma).toEqual([...cli, ...cron].sort());
+    const all = ids(["list", "--json", "--all", "--limit", "100"]);
+    expect(ids(["list", "--json", "--all", "--limit", "100", "--exclude-source", "cli,cron"])).toEqual(
+      all.filter((r) => !comma.includes(r)),
+    );
+    expect(readOnly(["list", "--source", "cli", "--exclude-source", "cli"]).stdout).toBe("No sessions.\n");
+    // stats and export take the same list.
+    const stats = JSON.parse(readOnly(["stats", "--json", "--source", "cli,cron"]).stdout) as {
+      sessions: number;
+    };
+    expect(stats.sessions).toBe(comma.length);
+    const bySource = JSON.parse(
+      readOnly(["stats", "--json", "--by", "source", "-s", "cli", "-s", "cron"]).stdout,
+    ) as Array<{
+      group: string;
+    }>;
+    expect(bySource.map((r) => r.group)).toEqual(["cli", "cron"]);
+    const exported = readOnly(["export", "--source", "cli,cron"]).stdout.trimEnd().split("\n").slice(1);
+    expect(
+      exported
+        .map((l) => {
+          const s = JSON.parse(l) as Row;
+          return `${s.source}:${s.id}`;
+        })
+        .sort(),
+    ).toEqual(comma);
+  });
+
+  it("started_at is the session's own start in every listing; a projected chain adds chain_started_at", () => {
+    type Row = { id: string; started_at: number; chain_started_at?: number; _lineage_root_id?: string };
+    const top = JSON.parse(readOnly(["list", "--json", "--limit", "100"]).stdout) as Row[];
+    const all = new Map(
+      (JSON.parse(readOnly(["list", "--json", "--all", "--limit", "100"]).stdout) as Row[]).map((r) => [
+        r.id,
+        r,
+      ]),
+    );
+    for (const row of top) expect(row.started_at, row.id).toBe(all.get(row.id)!.started_at);
+    const tip = top.find((r) => r.id === "20260101_093000_cli002")!;
+    expect(tip._lineage_root_id).toBe("20260101_090000_cli001");
+    expect(tip.chain_started_at).toBe(all.get("20260101_090000_cli001")!.started_at);
+    expect(tip.chain_started_at).toBeLessThan(tip.started_at);
+    expect(top.filter((r) => r.chain_started_at !== undefined).map((r) => r.id)).toEqual([
+      "20260101_093000_cli002",
+    ]);
+  });
+
+  it("a hit inside a tool call is rendered as show renders the call, not as escaped JSON", () => {
+    const r = readOnly(["search", "docker", "--role", "assistant"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('    terminal({"cmd": ">>>docker<<< build ."})\n');
+    expect(r.stdout).not.toContain('\\"');
+    expect(readOnly(["show", "20260101_090000_cli001"]).stdout).toContain(
+      '→ terminal({"cmd": "docker build ."})',
+    );
+  });
+
   it("show by id, by unique prefix and by title (latest of the lineage)", () => {
     const byId = readOnly(["show", "20260101_090000_cli001"]);
     expect(byId.code).toBe(0);
@@ -216,6 +283,17 @@ describe("read commands on the reference's sample file", { timeout: 240_000 }, (
     expect(next.stdout).toBe("Fix Docker Build #3\n");
     const fresh = readOnly(["title", "--next", "Brand new", "--json"]);
     expect(JSON.parse(fresh.stdout)).toEqual({ base: "Brand new", next: "Brand new" });
+    // No title: nothing on stdout (for scripts), the hint on stderr.
+    const untitled = readOnly(["title", "20260104_100500_cli004"]);
+    expect(untitled.code).toBe(0);
+    expect(untitled.stdout).toBe("");
+    expect(untitled.stderr).toBe(
+      "20260104_100500_cli004 has no title (set one: hermes-sessions title 20260104_100500_cli004 'New title')\n",
+    );
+    expect(JSON.parse(readOnly(["title", "20260104_100500_cli004", "--json"]).stdout)).toEqual({
+      id: "20260104_100500_cli004",
+      title: null,
+    });
   });
 
   it("prune --dry-run lists and deletes nothing", () => {
