@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import { cliOn, copyOfSample, fingerprint, SAMPLE_DB } from "./helpers/cli.js";
 
@@ -107,6 +108,50 @@ describe("read commands on the reference's sample file", { timeout: 240_000 }, (
         })
         .sort(),
     ).toEqual(comma);
+  });
+
+  it("list, search and stats print CSV and TSV: a header row, then the rows --json prints", () => {
+    type Json = Record<string, unknown>;
+    const same = (args: string[], key: string, fields: string[]) => {
+      const json = JSON.parse(readOnly([...args, "--json"]).stdout) as Json[];
+      for (const format of ["--csv", "--tsv"]) {
+        const text = readOnly([...args, format]).stdout;
+        const records = parse(text, {
+          columns: true,
+          delimiter: format === "--csv" ? "," : "\t",
+          quote: format === "--csv" ? '"' : false,
+        }) as Array<Record<string, string>>;
+        expect(records.length, `${args.join(" ")} ${format}`).toBe(json.length);
+        records.forEach((r, i) => {
+          for (const f of fields) {
+            const v = json[i]![f];
+            expect(r[f], `${format} ${f}`).toBe(
+              v === null || v === undefined
+                ? ""
+                : format === "--tsv"
+                  ? String(v).replace(/[\t\r\n]+/g, " ")
+                  : String(v),
+            );
+          }
+          expect(r[key]).toBe(String(json[i]![key]));
+        });
+      }
+    };
+    same(["list", "--all", "--limit", "100"], "id", [
+      "title",
+      "source",
+      "started_at",
+      "message_count",
+      "preview",
+    ]);
+    same(["search", "docker", "--limit", "50"], "id", [
+      "session_id",
+      "role",
+      "snippet",
+      "title",
+      "timestamp",
+    ]);
+    same(["stats", "--by", "model"], "group", ["sessions", "messages", "input_tokens", "estimated_cost_usd"]);
   });
 
   it("started_at is the session's own start in every listing; a projected chain adds chain_started_at", () => {

@@ -108,7 +108,7 @@ export function statsCommand(): Command {
       const rows = o.by === undefined ? [totalOf(grouped)] : [...grouped, totalOf(grouped)];
       if (format === "json") return printJson(o.by === undefined ? rows[0] : grouped);
       if (format !== "table") {
-        process.stdout.write(delimited(rows, CSV_COLUMNS, format));
+        process.stdout.write(delimited(o.by === undefined ? rows : grouped, CSV_COLUMNS, format));
         return;
       }
       const style = createStyle(wantsColor(process.stdout, g.color));
