@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { deleteCommand } from "./commands/delete-command.js";
 import { doctorCommand } from "./commands/doctor-command.js";
 import { exportCommand } from "./commands/export-command.js";
+import { followCommand } from "./commands/follow-command.js";
 import { forkCommand } from "./commands/fork-command.js";
 import { importCommand } from "./commands/import-command.js";
 import { listCommand } from "./commands/list-command.js";
@@ -29,6 +30,7 @@ export function createProgram(): Command {
   for (const command of [
     listCommand(),
     showCommand(),
+    followCommand(),
     searchCommand(),
     exportCommand(),
     importCommand(),
