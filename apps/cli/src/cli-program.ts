@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { completeCommand, completionCommand } from "./commands/completion-command.js";
 import { deleteCommand } from "./commands/delete-command.js";
 import { doctorCommand } from "./commands/doctor-command.js";
 import { exportCommand } from "./commands/export-command.js";
@@ -42,11 +43,15 @@ export function createProgram(): Command {
     doctorCommand(),
     migrateCommand(),
     migrateToPostgresCommand(),
+    completionCommand(),
   ]) {
     // addCommand does not copy the parent's settings (unlike .command()): without this, a bad
     // flag on a subcommand would exit the process from inside commander with code 1.
     command.copyInheritedSettings(program);
     program.addCommand(command);
   }
+  const complete = completeCommand(program);
+  complete.copyInheritedSettings(program);
+  program.addCommand(complete, { hidden: true });
   return program;
 }

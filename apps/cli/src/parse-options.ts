@@ -1,3 +1,4 @@
+import { Option } from "commander";
 import { usageError } from "./cli-error.js";
 
 /** Parses a non-negative integer option (`--limit 20`); commander passes the raw text. */
@@ -45,6 +46,18 @@ export function collectChoices(
     }
     return [...(previous ?? []), ...items];
   };
+}
+
+/**
+ * A repeatable, comma-separated list option of `allowed` values ({@link collectChoices});
+ * the choices are also listed for help and shell completion.
+ */
+export function choiceListOption(flags: string, description: string, allowed: readonly string[]): Option {
+  const option = new Option(flags, description).argParser(
+    collectChoices(flags.replace(/^.*(--[\w-]+).*$/, "$1"), allowed),
+  );
+  option.argChoices = [...allowed];
+  return option;
 }
 
 /** Parses a date option: `YYYY-MM-DD`, an ISO timestamp, or a number of days ago (`7d`). */

@@ -35,7 +35,8 @@ export async function resolveSession(store: SessionStoreApi, ref: string): Promi
   throw new CliError(`No session matches '${ref}'${hint}`);
 }
 
-interface KnownSession {
+/** A session's id and title, for suggestions and completion. */
+export interface KnownSession {
   id: string;
   title: string | null;
 }
@@ -45,7 +46,7 @@ interface KnownSession {
  * store's API has no "all ids" call, and this runs only when a reference failed). Empty for a
  * PostgreSQL store or an unreadable file: the error then comes without suggestions.
  */
-function knownSessions(path: string): KnownSession[] {
+export function knownSessions(path: string): KnownSession[] {
   let db: Database.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });

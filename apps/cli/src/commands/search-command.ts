@@ -4,7 +4,7 @@ import { usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
-import { collectChoices, parseCount } from "../parse-options.js";
+import { choiceListOption, parseCount } from "../parse-options.js";
 import { formatTime } from "../render/format-time.js";
 import { createStyle, type TerminalStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine, truncate } from "../render/text-width.js";
@@ -95,10 +95,8 @@ export function searchCommand(): Command {
       .description("search messages (FTS5; CJK text too); matches are highlighted")
       .argument("<query...>", 'words, "a phrase", prefix*, OR, a NOT b'),
   )
-    .option(
-      "-r, --role <roles>",
-      `only these roles: ${ROLES.join(", ")} (repeatable, comma-separated)`,
-      collectChoices("--role", ROLES),
+    .addOption(
+      choiceListOption("-r, --role <roles>", "only these roles (repeatable, comma-separated)", ROLES),
     )
     .option("-n, --limit <n>", "at most this many hits", parseCount("--limit"), 20)
     .option("--offset <n>", "skip this many hits", parseCount("--offset"), 0);
