@@ -1,3 +1,4 @@
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import Database from "better-sqlite3";
@@ -32,6 +33,28 @@ describe("on a terminal", { timeout: 240_000 }, () => {
       "\x1b[",
     );
     expect(fingerprint(db)).toBe(before);
+  });
+
+  it("show pages long output through $PAGER on a terminal, not when piped or with --no-pager", () => {
+    const db = copyOfSample();
+    const dir = tempDir();
+    const paged = join(dir, "paged.txt");
+    const pager = { PAGER: `cat > '${paged}'` };
+    const r = cliInPty(["--db", db, "show", "20260101_090000_cli001"], "", pager);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("");
+    const text = readFileSync(paged, "utf8");
+    expect(text).toContain("Fix Docker Build");
+    expect(text).toMatch(/\x1b\[32m\x1b\[1m── user/); // colours go through to the pager
+    expect(cliInPty(["--db", db, "show", "20260101_090000_cli001", "--markdown"], "", pager).stdout).toBe("");
+    expect(readFileSync(paged, "utf8")).toMatch(/^# Fix Docker Build\n/);
+    rmSync(paged);
+    const direct = cliInPty(["--db", db, "show", "20260101_090000_cli001", "--no-pager"], "", pager);
+    expect(direct.stdout).toContain("Fix Docker Build");
+    expect(cliOn(db, ["show", "20260101_090000_cli001"], { env: pager }).stdout).toContain(
+      "Fix Docker Build",
+    );
+    expect(existsSync(paged)).toBe(false);
   });
 
   it("search highlights matches with ANSI reverse video instead of >>> <<<", () => {

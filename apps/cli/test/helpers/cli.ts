@@ -97,6 +97,8 @@ export function cliInPty(
       ...process.env,
       TZ: "UTC",
       TERM: "xterm-256color",
+      // Rendering tests read the terminal directly; the pager test sets its own.
+      PAGER: "cat",
       NO_COLOR: undefined,
       FORCE_COLOR: undefined,
       ...env,
