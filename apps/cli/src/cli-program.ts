@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { completeCommand, completionCommand } from "./commands/completion-command.js";
 import { deleteCommand } from "./commands/delete-command.js";
@@ -15,11 +16,19 @@ import { showCommand } from "./commands/show-command.js";
 import { statsCommand } from "./commands/stats-command.js";
 import { titleCommand } from "./commands/title-command.js";
 
+/** This package's version, from its package.json (beside `dist/` when installed, too). */
+export function cliVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
 /** The `hermes-sessions` program with every command registered. */
 export function createProgram(): Command {
   const program = new Command("hermes-sessions")
     .description("Look into, search, export and maintain Hermes Agent's session store (state.db)")
-    .version("0.0.0")
+    .version(cliVersion())
     .option("--db <path>", "database file (default: $HERMES_HOME/state.db, else ~/.hermes/state.db)")
     .option("--no-color", "never colour the output")
     .option("--debug", "print stack traces of errors")

@@ -1,7 +1,7 @@
-import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, cliOn, copyOfSample, fingerprint, oneErrorLine, tempDir } from "./helpers/cli.js";
+import { CLI_MAIN, cli, cliOn, copyOfSample, fingerprint, oneErrorLine, tempDir } from "./helpers/cli.js";
 
 describe("errors: one line on stderr, a non-zero exit code", { timeout: 240_000 }, () => {
   it("an unknown session suggests the closest ids and titles, for every command that takes one", () => {
@@ -173,6 +173,12 @@ describe("errors: one line on stderr, a non-zero exit code", { timeout: 240_000 
       expect(help.stdout).toContain(c);
     }
     expect(cli(["search", "--help"]).stdout).toContain("--exclude-source");
-    expect(cli(["--version"]).code).toBe(0);
+    const version = cli(["--version"]);
+    expect(version.code).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(dirname(CLI_MAIN), "..", "package.json"), "utf8")) as {
+      version: string;
+    };
+    expect(version.stdout).toBe(`${pkg.version}\n`);
+    expect(pkg.version).not.toBe("0.0.0");
   });
 });
