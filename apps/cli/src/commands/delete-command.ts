@@ -1,4 +1,3 @@
-import confirm from "@inquirer/confirm";
 import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
@@ -9,6 +8,8 @@ import { printJson } from "../write-output.js";
 
 /** Asks on the terminal (`@inquirer/confirm`, on stderr so stdout stays the result); default no. */
 async function ask(message: string): Promise<boolean> {
+  // Loaded when asked: it is the heaviest import of the CLI, and only delete asks.
+  const { default: confirm } = await import("@inquirer/confirm");
   try {
     return await confirm({ message, default: false }, { output: process.stderr });
   } catch (error) {
