@@ -55,10 +55,10 @@ export function completeWords(program: Command, words: readonly string[]): Compl
   }
   const scopes = command === undefined ? [program] : [command, program];
   const previous = before.at(-1);
-  const valueOf = previous === undefined ? undefined : optionFor(scopes, previous);
-  if (valueOf !== undefined && takesValue(valueOf)) {
-    if (FILE_OPTIONS.has(valueOf.long ?? "")) return FILES;
-    return (valueOf.argChoices ?? []).filter((c) => c.startsWith(current)).map((value) => ({ value }));
+  const valueOption = previous === undefined ? undefined : optionFor(scopes, previous);
+  if (valueOption !== undefined && takesValue(valueOption)) {
+    if (FILE_OPTIONS.has(valueOption.long ?? "")) return FILES;
+    return (valueOption.argChoices ?? []).filter((c) => c.startsWith(current)).map((value) => ({ value }));
   }
   if (current.startsWith("-")) {
     return scopes
