@@ -1,5 +1,4 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { openPostgresSessionStore } from "@hermes/postgres";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import {
   type OpenSessionStoreOptions,
@@ -10,6 +9,7 @@ import {
 import Database from "better-sqlite3";
 import { CliError } from "./cli-error.js";
 import type { GlobalOptions } from "./global-options.js";
+import { loadPostgres } from "./load-postgres.js";
 
 /** Where the database is and how the path was chosen (for "not found" messages). */
 export interface DatabaseLocation {
@@ -125,6 +125,7 @@ export async function openPostgres(url: string): Promise<SessionStoreApi> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get("schema") ?? undefined;
   parsed.searchParams.delete("schema");
+  const { openPostgresSessionStore } = await loadPostgres();
   try {
     return await openPostgresSessionStore({ connectionString: parsed.toString(), schema });
   } catch (error) {
