@@ -1,4 +1,4 @@
-import type { SessionStoreApi } from "@hermes/store";
+import type { SessionStore } from "@hermes/core";
 import Database from "better-sqlite3";
 import { CliError } from "./cli-error.js";
 
@@ -7,13 +7,13 @@ import { CliError } from "./cli-error.js";
  * prefix, else a title (the newest session of that title's lineage, `X` → `X #3`).
  * Throws a one-line error that suggests the closest ids and titles.
  */
-export async function resolveSession(store: SessionStoreApi, ref: string): Promise<string> {
+export async function resolveSession(store: SessionStore, ref: string): Promise<string> {
   if (ref.trim() === "") throw new CliError("A session id, id prefix or title is required");
   const byId = await store.resolveSessionId(ref);
   if (byId !== null) return byId;
   const byTitle = await store.resolveSessionByTitle(ref);
   if (byTitle !== null) return byTitle;
-  const hints = suggestSessions(store.path, ref);
+  const hints = store.backend.kind === "sqlite" ? suggestSessions(store.backend.path, ref) : [];
   const hint = hints.length > 0 ? `; did you mean ${hints.join(", ")}?` : "";
   throw new CliError(`No session matches '${ref}'${hint}`);
 }

@@ -1,4 +1,3 @@
-import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import {
   type ImportOutcome,
   type ImportReport,
@@ -9,7 +8,8 @@ import {
   type PortableSession,
   runImport,
   SESSION_COLUMNS,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
