@@ -14,6 +14,7 @@ const SCENARIOS = [
   "contention",
   "resume",
   "list",
+  "change-feed",
   "search",
   "export",
   "fork",

@@ -1,11 +1,11 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import type { SessionStore } from "@hermes/core";
-import { openPostgresSessionStore } from "@hermes/postgres";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import { type OpenSessionStoreOptions, openSessionStore, resolveStatePath } from "@hermes/store";
 import Database from "better-sqlite3";
 import { CliError } from "./cli-error.js";
 import type { GlobalOptions } from "./global-options.js";
+import { loadPostgres } from "./load-postgres.js";
 
 /** Where the database is and how the path was chosen (for "not found" messages). */
 export interface DatabaseLocation {
@@ -118,6 +118,7 @@ export async function openPostgres(url: string): Promise<SessionStore> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get("schema") ?? undefined;
   parsed.searchParams.delete("schema");
+  const { openPostgresSessionStore } = await loadPostgres();
   try {
     return await openPostgresSessionStore({ connectionString: parsed.toString(), schema });
   } catch (error) {

@@ -52,6 +52,7 @@ export {
   type SqliteBackendInfo,
   type SqliteStoreStats,
   StoreBusyError,
+  type StoreChange,
   StoreClosedError,
   StoreCorruptError,
   sanitizeTitle,
@@ -64,6 +65,7 @@ export {
   type UpdateTokenCountsInput,
   type UsageStatsOptions,
   type UsageStatsRow,
+  type WatchChangesOptions,
   writeJsonl,
 } from "@hermes/core";
 export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";

@@ -5,7 +5,7 @@ import { CORE_INDEXES, CORE_TABLES, TITLE_INDEX_SQL } from "@hermes/schema";
 import { openSessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { ConversationGenerator, type GeneratedMessage } from "./conversation-generator.js";
-import { ProgressBar } from "./progress-bar.js";
+import { LongStepProgress } from "./long-step-progress.js";
 import { SeededRandom, ZipfPicker } from "./seeded-random.js";
 import { ENGLISH_WORDS, MODELS, SOURCES } from "./vocabulary.js";
 
@@ -201,7 +201,7 @@ function generateRows(
   const conversation = new ConversationGenerator(textRng);
   const counts = messagesPerSession(rng.fork(2), spec.sessions, spec.messages);
   const total = spec.messages + spec.bigSessionMessages;
-  const bar = new ProgressBar(`generating ${spec.name} (${spec.schema})`, total);
+  const bar = new LongStepProgress(`generating ${spec.name} (${spec.schema})`, total);
 
   const db = new Database(path);
   // Bulk load: no journal, no sync, no FK checks (the generator keeps references consistent).
