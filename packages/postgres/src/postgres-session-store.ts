@@ -214,7 +214,7 @@ export class PostgresSessionStore implements SessionStore {
   }): Promise<SessionWithLastActive[]> {
     return listing.searchSessions(this.#ctx, o);
   }
-  /** Sessions for a picker with `last_active` and `preview` (see `@hermes/store`). */
+  /** Sessions for a picker with `last_active` and `preview` (see `SessionStore` of `@hermes/core`). */
   async listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]> {
     return listing.listSessionsRich(this.#ctx, o);
   }

@@ -82,7 +82,7 @@ export async function searchSessions(
   );
 }
 
-/** Sessions for a picker with `last_active` and `preview` (see `@hermes/store`). */
+/** Sessions for a picker with `last_active` and `preview` (see `SessionStore` of `@hermes/core`). */
 export async function listSessionsRich(
   ctx: PgStoreContext,
   o?: ListSessionsRichOptions,

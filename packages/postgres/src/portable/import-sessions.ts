@@ -134,7 +134,7 @@ async function writeSession(
 
 /**
  * Imports sessions from a JSONL file or an iterable with the SQLite store's rules
- * (`@hermes/store`'s `runImport`: validated, parents first, each session whole or not at all,
+ * (`@hermes/core`'s `runImport`: validated, parents first, each session whole or not at all,
  * idempotent); each unit of sessions is one transaction of the store's writer.
  */
 export async function importSessions(
