@@ -1,11 +1,7 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
+import type { SessionStore } from "@hermes/core";
 import { SCHEMA_VERSION } from "@hermes/schema";
-import {
-  type OpenSessionStoreOptions,
-  openSessionStore,
-  resolveStatePath,
-  type SessionStoreApi,
-} from "@hermes/store";
+import { type OpenSessionStoreOptions, openSessionStore, resolveStatePath } from "@hermes/store";
 import Database from "better-sqlite3";
 import { CliError } from "./cli-error.js";
 import type { GlobalOptions } from "./global-options.js";
@@ -78,7 +74,7 @@ export function peekSchemaVersion(path: string): number | null {
 export async function openExisting(
   options: GlobalOptions,
   extra: Omit<OpenSessionStoreOptions, "path"> = {},
-): Promise<SessionStoreApi> {
+): Promise<SessionStore> {
   const location = locateDatabase(options);
   if (isPostgresUrl(location.path)) return openPostgres(location.path);
   requireExisting(location);
@@ -96,7 +92,7 @@ export async function openExisting(
 export async function openOrCreate(
   options: GlobalOptions,
   extra: Omit<OpenSessionStoreOptions, "path"> = {},
-): Promise<SessionStoreApi> {
+): Promise<SessionStore> {
   const location = locateDatabase(options);
   if (isPostgresUrl(location.path)) return openPostgres(location.path);
   if (existsSync(location.path)) return openExisting(options, extra);
@@ -104,10 +100,7 @@ export async function openOrCreate(
 }
 
 /** Runs `fn` with an open store and always closes it. */
-export async function withStore<T>(
-  store: SessionStoreApi,
-  fn: (store: SessionStoreApi) => Promise<T>,
-): Promise<T> {
+export async function withStore<T>(store: SessionStore, fn: (store: SessionStore) => Promise<T>): Promise<T> {
   try {
     return await fn(store);
   } finally {
@@ -121,7 +114,7 @@ export function isPostgresUrl(db: string): boolean {
 }
 
 /** Opens the PostgreSQL store named by a connection URL (`?schema=` picks a schema). */
-export async function openPostgres(url: string): Promise<SessionStoreApi> {
+export async function openPostgres(url: string): Promise<SessionStore> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get("schema") ?? undefined;
   parsed.searchParams.delete("schema");

@@ -1,6 +1,7 @@
 import type { SessionStore } from "@hermes/core";
 import { afterEach, describe } from "vitest";
 import type { ContractBackend, ContractSuite } from "./harness.js";
+import { backendShapesSuite } from "./suites/backend-shapes.js";
 import { concurrentWritesSuite } from "./suites/concurrent-writes.js";
 import { conversationSuite } from "./suites/conversation.js";
 import { listingContract } from "./suites/listing.js";
@@ -29,6 +30,7 @@ export interface ConformanceTarget<S extends SessionStore = SessionStore> {
 
 /** Every contract suite, in the order it runs. Add new suites to this list. */
 const SUITES: readonly ContractSuite[] = [
+  backendShapesSuite,
   sessionsContract,
   titlesContract,
   listingContract,
@@ -42,9 +44,9 @@ const SUITES: readonly ContractSuite[] = [
 
 /**
  * Declares the `SessionStore` contract suites (vitest `describe`/`it`) against one backend:
- * sessions, titles, listing, messages, conversation shapes, retention, search, portable sessions
- * and concurrent writes, the same assertions `@hermes/store` and `@hermes/postgres` pass. Call it
- * at the top level of a test file.
+ * the `backend` and `stats()` shapes, sessions, titles, listing, messages, conversation shapes,
+ * retention, search, portable sessions and concurrent writes, the same assertions `@hermes/store`
+ * and `@hermes/postgres` pass. Call it at the top level of a test file.
  *
  * @example
  * // sqlite.conformance.test.ts

@@ -70,7 +70,5 @@ export {
 } from "@hermes/core";
 export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
 export { type OpenSessionStoreOptions, openSessionStore } from "./open-session-store.js";
-// Temporary, until @hermes/postgres imports @hermes/core: the helpers it still imports from here.
-export * from "./postgres-compat.js";
 export { SessionStore } from "./session-store.js";
 export { resolveStatePath } from "./state-path.js";

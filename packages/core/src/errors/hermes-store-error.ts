@@ -18,8 +18,6 @@
  *   and its code (a SQLite result code, a PostgreSQL SQLSTATE) is `BackendError.backendCode`.
  * - `SCHEMA_NEWER`: reserved: the database was written by a newer schema than this store knows.
  * - `ABORTED`: reserved: the caller aborted the operation (an `AbortSignal`).
- * - `SQLITE_ERROR`: deprecated, the former name of `BACKEND_ERROR`; `@hermes/store` no longer
- *   raises it (temporary, until `@hermes/postgres` raises `BACKEND_ERROR` too).
  */
 export type HermesStoreErrorCode =
   | "TITLE_TOO_LONG"
@@ -36,8 +34,7 @@ export type HermesStoreErrorCode =
   | "UNSUPPORTED_SQLITE"
   | "BACKEND_ERROR"
   | "SCHEMA_NEWER"
-  | "ABORTED"
-  | "SQLITE_ERROR";
+  | "ABORTED";
 
 /**
  * Base class of every error a session store raises on purpose.
