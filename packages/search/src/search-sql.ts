@@ -16,6 +16,11 @@ export interface SearchFilters {
   readonly excludeSources?: readonly string[] | null | undefined;
   /** `m.role IN (…)`; an empty list means no filter (the reference tests it for truthiness). */
   readonly roleFilter?: readonly string[] | null | undefined;
+  /**
+   * `sessions` is a view (a store reading a newer agent's file through views of its own),
+   * which has no rowid: ties that the reference breaks by session rowid are broken by id.
+   */
+  readonly sessionsView?: boolean | undefined;
 }
 
 /** SQL conditions and their parameters for `filters`, each prefixed with ` AND `. */
@@ -119,7 +124,10 @@ export function idListSearchSql(filters: SearchFilters = {}): string {
  */
 export function newestFirstOrderSql(filters: SearchFilters = {}): string {
   const viaSources = filters.sourceFilter !== undefined && filters.sourceFilter !== null;
-  return viaSources ? "m.timestamp DESC, s.source ASC, s.rowid ASC, m.id DESC" : "m.timestamp DESC, m.id ASC";
+  const session = filters.sessionsView === true ? "s.id" : "s.rowid";
+  return viaSources
+    ? `m.timestamp DESC, s.source ASC, ${session} ASC, m.id DESC`
+    : "m.timestamp DESC, m.id ASC";
 }
 
 function substringSelect(ids: string, filters: SearchFilters): string {

@@ -8,6 +8,8 @@ export type HermesStoreErrorCode =
   | "STORE_CLOSED"
   | "STORE_CORRUPT"
   | "STORE_READ_ONLY"
+  | "SCHEMA_NEWER"
+  | "ABORTED"
   | "STORE_FULL"
   | "UNSAFE_PATH"
   | "IMPORT_INVALID"
@@ -119,5 +121,44 @@ export class UnsafePathError extends HermesStoreError {
     super("UNSAFE_PATH", message);
     this.name = "UnsafePathError";
     this.path = path;
+  }
+}
+
+/**
+ * A write on a store that cannot write: opened with `readOnly: true`, or opened read-only because
+ * the file, its folder or its file system cannot be written. Nothing was written.
+ */
+export class StoreReadOnlyError extends HermesStoreError {
+  readonly path: string;
+  /** Why the store is read-only, in words (`opened with readOnly: true`, `… is not writable`). */
+  readonly reason: string;
+  constructor(path: string, reason: string, what = "This store") {
+    super("STORE_READ_ONLY", `${what} cannot write to ${path}: ${reason}. Nothing was written.`);
+    this.name = "StoreReadOnlyError";
+    this.path = path;
+    this.reason = reason;
+  }
+}
+
+/**
+ * The file was written by a newer Hermes Agent (`schema_version` above the one this store
+ * writes): it is read with the agent's own rules, and never written.
+ */
+export class SchemaNewerError extends HermesStoreError {
+  readonly path: string;
+  /** The file's `schema_version`. */
+  readonly fileVersion: number;
+  /** The schema version this store writes. */
+  readonly supportedVersion: number;
+  constructor(path: string, fileVersion: number, supportedVersion: number, action: string) {
+    super(
+      "SCHEMA_NEWER",
+      `${path} has schema version ${fileVersion}, newer than version ${supportedVersion} that this store writes: ` +
+        `${action}. It belongs to a newer Hermes Agent; read it, or write through that agent.`,
+    );
+    this.name = "SchemaNewerError";
+    this.path = path;
+    this.fileVersion = fileVersion;
+    this.supportedVersion = supportedVersion;
   }
 }

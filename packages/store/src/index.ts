@@ -5,14 +5,18 @@ export {
   HermesStoreError,
   type HermesStoreErrorCode,
   InvalidArgumentError,
+  SchemaNewerError,
   SessionNotFoundError,
   StoreBusyError,
   StoreClosedError,
   StoreCorruptError,
+  StoreReadOnlyError,
   TitleConflictError,
   TitleTooLongError,
   UnsafePathError,
 } from "./errors.js";
+export type { FileFeatures, FileProfile } from "./file-profile.js";
+export type { StoreAccess } from "./open-read-only-store.js";
 export {
   type AnthropicContentBlock,
   type AnthropicConversation,
@@ -40,6 +44,7 @@ export {
 export type { Lineage, LineageLinkKind, LineageNode } from "./portable/lineage.js";
 export { type RenderableSession, sessionToMarkdown } from "./portable/markdown-format.js";
 export type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
+export { openReadOnlyDatabase, type ReadOnlyAccess, type ReadOnlyDatabase } from "./read-only-file.js";
 export { MAX_TITLE_LENGTH, sanitizeTitle } from "./sanitize-title.js";
 export {
   type OpenSessionStoreOptions,
@@ -60,6 +65,7 @@ export type {
   RichSessionRow,
   SearchHit,
   SearchMessagesOptions,
+  SearchSessionsOptions,
   SessionExport,
   SessionRow,
   SessionWithLastActive,

@@ -1,10 +1,11 @@
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import {
   composeChain,
   coreSchema,
   type MigrationProgress,
   type MigrationReport,
   runMigrations,
+  SCHEMA_VERSION,
 } from "@hermes/schema";
 import { searchSchema } from "@hermes/search";
 import { DatabaseConnection } from "./database-connection.js";
@@ -15,9 +16,27 @@ import {
   preflightDatabaseFile,
   verifyOpenedDatabase,
 } from "./database-file.js";
-import { HermesStoreError, InvalidArgumentError, StoreClosedError } from "./errors.js";
+import {
+  HermesStoreError,
+  InvalidArgumentError,
+  SchemaNewerError,
+  StoreClosedError,
+  StoreReadOnlyError,
+} from "./errors.js";
+import type { FileProfile } from "./file-profile.js";
 import { ensureParentDirectory, refuseSymlinks, tightenPermissions } from "./file-security.js";
 import { HandoffQueue } from "./handoff-queue.js";
+import {
+  causeText,
+  newerSchemaVersion,
+  openReadOnlyParts,
+  type ReadOnlyCause,
+  type ReadOnlyStoreState,
+  readOnlyContext,
+  type StoreAccess,
+  storeAccess,
+  writeBlocker,
+} from "./open-read-only-store.js";
 import * as conversation from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";
@@ -54,6 +73,7 @@ import type {
   RichSessionRow,
   SearchHit,
   SearchMessagesOptions,
+  SearchSessionsOptions,
   SessionExport,
   SessionRow,
   SessionWithLastActive,
@@ -65,11 +85,35 @@ import { DEFAULT_WRITE_POLICY, WriteQueue, type WriteStats } from "./write-queue
 export interface OpenSessionStoreOptions {
   /** Database file; default `resolveStatePath()`. The parent directory is created (0700). */
   path?: string;
+  /**
+   * `true`: open an existing file for reading only. Nothing is written or created (no
+   * `-wal`/`-shm` SQLite does not need, no `<path>-writers/` folder, no index of ours, no
+   * temporary file), no mode is changed and the journal mode stays what it is; every write
+   * method rejects with `STORE_READ_ONLY`. See the package README for how a file is read.
+   *
+   * Unset (the default): read-write, except that a file written by a newer Hermes Agent
+   * (`schema_version` above 11) opens read-only (its writes reject with `SCHEMA_NEWER`), and
+   * so does a file this process cannot write (its folder, the file or a sidecar not writable,
+   * a read-only file system); `readOnlyReason` says why.
+   *
+   * `false`: read-write or fail: `SCHEMA_NEWER` for a newer agent's file, `STORE_READ_ONLY`
+   * for a file this process cannot write.
+   */
+  readOnly?: boolean;
+  /**
+   * Read-only opens: largest WAL-mode file (with no `-wal` beside it) read into memory rather
+   * than through a read-only connection, which would leave empty `-wal`/`-shm` files behind
+   * (default 256 MiB). In a folder this process cannot write, memory is the only way, whatever
+   * the size.
+   */
+  readOnlySnapshotMaxBytes?: number;
   /** Total patience of one write under contention, in ms (default 30 000), then `STORE_BUSY`. */
   writeDeadlineMs?: number;
   /**
-   * SQLite's own busy handler, in ms (default 5). Kept short because better-sqlite3 waits
-   * synchronously, freezing the event loop; longer waits happen between attempts, on timers.
+   * SQLite's own busy handler, in ms (default 5; 1000 for a read-only store, whose reads of a
+   * rollback-journal file wait while a writer commits). Kept short because better-sqlite3
+   * waits synchronously, freezing the event loop; longer waits happen between attempts, on
+   * timers.
    */
   busyTimeoutMs?: number;
   /** Durability (default `FULL`, as the reference). `NORMAL` may lose the last commits on power loss. */
@@ -146,6 +190,7 @@ export class SessionStore {
   readonly #turns: HandoffQueue | undefined;
   readonly #ctx: StoreContext;
   readonly #migration: MigrationReport;
+  readonly #readOnly: ReadOnlyStoreState | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -157,12 +202,17 @@ export class SessionStore {
     clock: () => number,
     turns?: HandoffQueue,
     shared?: SharedCommits,
+    readOnly?: ReadOnlyStoreState,
   ) {
     this.#conn = conn;
     this.#turns = turns;
     this.#writes = writes;
     this.#migration = migration;
-    this.#ctx = { conn, writes, path: conn.path, now: clock };
+    this.#readOnly = readOnly;
+    this.#ctx =
+      readOnly === undefined
+        ? { conn, writes, path: conn.path, now: clock }
+        : readOnlyContext(readOnly, writes, clock);
     shared?.register("appendMessage", messages.sharedAppends(this.#ctx));
   }
 
@@ -176,14 +226,53 @@ export class SessionStore {
     return this.#migration;
   }
 
+  /** Whether every write rejects (see `readOnly` of {@link OpenSessionStoreOptions}). */
+  get readOnly(): boolean {
+    return this.#readOnly !== undefined;
+  }
+
+  /** Why writes are impossible, in words (e.g. `the folder … is not writable`); `null` when writable. */
+  get readOnlyReason(): string | null {
+    return this.#readOnly === undefined ? null : causeText(this.#readOnly.cause);
+  }
+
+  /** How the store reaches its file: mode, why it is read-only, schema version, journal mode. */
+  get access(): StoreAccess {
+    return storeAccess(this.#readOnly);
+  }
+
+  /** What a read-only store found in its file (columns, tables, newer agents' features); `null` when writable. */
+  get fileProfile(): FileProfile | null {
+    return this.#readOnly?.file.profile ?? null;
+  }
+
   #use(): StoreContext {
     if (this.#closed) throw new StoreClosedError();
     return this.#ctx;
   }
 
+  /** The context for a read outside `#read`: a read-only snapshot is brought up to date first. */
+  #fresh(): StoreContext {
+    const ctx = this.#use();
+    try {
+      this.#readOnly?.file.refresh();
+    } catch (error) {
+      throw mapSqliteError(error, ctx.path);
+    }
+    return ctx;
+  }
+
+  /** The context for a write, or the read-only refusal (before any validation or effect). */
+  #write(action: string): StoreContext {
+    const ctx = this.#use();
+    if (this.#readOnly !== undefined) throw this.#readOnly.refusal(action);
+    return ctx;
+  }
+
   async #read<T>(fn: (ctx: StoreContext) => T): Promise<T> {
     const ctx = this.#use();
     try {
+      this.#readOnly?.file.refresh();
       return fn(ctx);
     } catch (error) {
       // A damaged file seen by a read stops every later write and checkpoint of this store.
@@ -196,26 +285,26 @@ export class SessionStore {
 
   /** Creates a session; an existing id is left as it is (first write wins). Returns the id. */
   async createSession(s: CreateSessionInput): Promise<string> {
-    return sessions.createSession(this.#use(), s);
+    return sessions.createSession(this.#write("createSession"), s);
   }
   /** Creates the session if missing (`source` defaults to `unknown`); never overwrites. */
   async ensureSession(s: EnsureSessionInput): Promise<void> {
-    return sessions.ensureSession(this.#use(), s);
+    return sessions.ensureSession(this.#write("ensureSession"), s);
   }
   /** Marks a session ended; the first end wins. */
   async endSession(id: string, endReason: string): Promise<void> {
-    return sessions.endSession(this.#use(), id, endReason);
+    return sessions.endSession(this.#write("endSession"), id, endReason);
   }
   /** Clears `ended_at` and `end_reason`. */
   async reopenSession(id: string): Promise<void> {
-    return sessions.reopenSession(this.#use(), id);
+    return sessions.reopenSession(this.#write("reopenSession"), id);
   }
   async updateSystemPrompt(id: string, systemPrompt: string): Promise<void> {
-    return sessions.updateSystemPrompt(this.#use(), id, systemPrompt);
+    return sessions.updateSystemPrompt(this.#write("updateSystemPrompt"), id, systemPrompt);
   }
   /** Adds (or with `absolute`, sets) token, cost and API-call counters. */
   async updateTokenCounts(id: string, u: UpdateTokenCountsInput = {}): Promise<void> {
-    return sessions.updateTokenCounts(this.#use(), id, u);
+    return sessions.updateTokenCounts(this.#write("updateTokenCounts"), id, u);
   }
   async getSession(id: string): Promise<SessionRow | null> {
     return this.#read((ctx) => sessions.getSession(ctx, id));
@@ -233,13 +322,17 @@ export class SessionStore {
 
   // Listing and lineage -------------------------------------------------------------------
 
-  async searchSessions(o?: {
-    source?: string;
-    limit?: number;
-    offset?: number;
-  }): Promise<SessionWithLastActive[]> {
+  /**
+   * Sessions, most recently active first. On a newer agent's file, archived and hidden sessions
+   * are left out unless `includeArchived` / `includeHidden`.
+   */
+  async searchSessions(o?: SearchSessionsOptions): Promise<SessionWithLastActive[]> {
     return this.#read((ctx) => listing.searchSessions(ctx, o));
   }
+  /**
+   * Sessions for a picker, newest first, with `last_active` and `preview`. On a newer agent's
+   * file, archived and hidden sessions are left out unless `includeArchived` / `includeHidden`.
+   */
   async listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]> {
     return this.#read((ctx) => listing.listSessionsRich(ctx, o));
   }
@@ -254,7 +347,7 @@ export class SessionStore {
 
   /** Sets (or with `null`/blank, clears) a title; `false` for an unknown session. */
   async setSessionTitle(id: string, title: string | null): Promise<boolean> {
-    return titles.setSessionTitle(this.#use(), id, title);
+    return titles.setSessionTitle(this.#write("setSessionTitle"), id, title);
   }
   async getSessionTitle(id: string): Promise<string | null> {
     return this.#read((ctx) => titles.getSessionTitle(ctx, id));
@@ -273,14 +366,14 @@ export class SessionStore {
 
   /** Appends a message and bumps the session's counters in one transaction; returns its id. */
   async appendMessage(m: AppendMessageInput): Promise<number> {
-    return messages.appendMessage(this.#use(), m);
+    return messages.appendMessage(this.#write("appendMessage"), m);
   }
   /**
    * Appends several messages (e.g. one agent turn) all or none, in one transaction; returns
    * their row ids in order. Any invalid message or unknown session writes nothing.
    */
   async appendMessages(batch: readonly AppendMessageInput[]): Promise<number[]> {
-    return messages.appendMessages(this.#use(), batch);
+    return messages.appendMessages(this.#write("appendMessages"), batch);
   }
   async getMessages(sessionId: string): Promise<MessageRow[]> {
     return this.#read((ctx) => messages.getMessages(ctx, sessionId));
@@ -292,7 +385,7 @@ export class SessionStore {
     return this.#read((ctx) => conversation.getMessagesAsConversation(ctx, sessionId, o));
   }
   async clearMessages(sessionId: string): Promise<void> {
-    return messages.clearMessages(this.#use(), sessionId);
+    return messages.clearMessages(this.#write("clearMessages"), sessionId);
   }
 
   // Search ----------------------------------------------------------------------------------
@@ -303,7 +396,7 @@ export class SessionStore {
    */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
     try {
-      return await search.searchMessages(this.#use(), query, o);
+      return await search.searchMessages(this.#fresh(), query, o);
     } catch (error) {
       this.#writes.noteError(error);
       throw error;
@@ -311,13 +404,13 @@ export class SessionStore {
   }
   /** State of every search index: the reference's FTS5 tables and the short-CJK index. */
   async verifySearchIndex(): Promise<import("@hermes/search").SearchIndexReport> {
-    return search.verifySearchIndex(this.#use());
+    return search.verifySearchIndex(this.#fresh());
   }
   /** Rebuilds every search index from `messages` (FTS5 `rebuild` holds the write lock per table). */
   async rebuildSearchIndex(o?: {
     onProgress?: (progress: import("@hermes/search").SearchIndexProgress) => void;
   }): Promise<void> {
-    return search.rebuildSearchIndex(this.#use(), o);
+    return search.rebuildSearchIndex(this.#write("rebuildSearchIndex"), o);
   }
 
   // Export, retention, metadata -----------------------------------------------------------
@@ -331,26 +424,26 @@ export class SessionStore {
     return this.#read((ctx) => retention.exportAll(ctx, o));
   }
   async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
-    return retention.deleteSession(this.#use(), id, o);
+    return retention.deleteSession(this.#write("deleteSession"), id, o);
   }
   async pruneSessions(o?: {
     olderThanDays?: number;
     source?: string;
     sessionsDir?: string;
   }): Promise<number> {
-    return retention.pruneSessions(this.#use(), o);
+    return retention.pruneSessions(this.#write("pruneSessions"), o);
   }
   async getMeta(key: string): Promise<string | null> {
     return this.#read((ctx) => retention.getMeta(ctx, key));
   }
   async setMeta(key: string, value: string): Promise<void> {
-    return retention.setMeta(this.#use(), key, value);
+    return retention.setMeta(this.#write("setMeta"), key, value);
   }
   async vacuum(): Promise<void> {
-    return retention.vacuum(this.#use());
+    return retention.vacuum(this.#write("vacuum"));
   }
   async maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
-    return retention.maybeAutoPruneAndVacuum(this.#use(), o);
+    return retention.maybeAutoPruneAndVacuum(this.#write("maybeAutoPruneAndVacuum"), o);
   }
 
   // Portability: streaming export and import, bounded reads, forks, lineage, usage ---------
@@ -360,25 +453,25 @@ export class SessionStore {
    * session at a time, from one consistent snapshot, paging through the database.
    */
   exportStream(o?: ExportStreamOptions): AsyncIterable<PortableSession> {
-    const ctx = this.#use();
+    const ctx = this.#fresh();
     portable.exportFilter(o);
     return this.#guard(portable.exportStream(ctx, o));
   }
   /** Writes the JSONL interchange format (header line, then one session per line) in constant memory. */
   async exportJsonl(destination: JsonlDestination, o?: ExportStreamOptions): Promise<ExportReport> {
-    return portable.exportJsonl(this.#use(), destination, o);
+    return portable.exportJsonl(this.#fresh(), destination, o);
   }
   /** A Markdown rendering of a session, or `null` for an unknown session. */
   async exportSessionMarkdown(id: string): Promise<string | null> {
-    return portable.exportSessionMarkdown(this.#use(), id);
+    return portable.exportSessionMarkdown(this.#fresh(), id);
   }
   /** Imports sessions from a JSONL file or an iterable; idempotent, parents before children. */
   async importSessions(source: ImportSource, o?: ImportSessionsOptions): Promise<ImportReport> {
-    return portable.importSessions(this.#use(), source, o);
+    return portable.importSessions(this.#write("importSessions"), source, o);
   }
   /** A session's messages page by page (cursor `afterId`), in conversation order. */
   iterMessages(sessionId: string, o?: IterMessagesOptions): AsyncIterable<MessageRow> {
-    return this.#guard(portable.iterMessages(this.#use(), sessionId, o));
+    return this.#guard(portable.iterMessages(this.#fresh(), sessionId, o));
   }
   /** The last messages of a session, bounded by count and tokens, without reading the rest. */
   async getConversationWindow(sessionId: string, o?: ConversationWindowOptions): Promise<ConversationWindow> {
@@ -393,7 +486,7 @@ export class SessionStore {
   }
   /** Forks a session inside the database (messages up to `atMessageId`); returns the new row. */
   async forkSession(id: string, o?: ForkSessionOptions): Promise<SessionRow> {
-    return portable.forkSession(this.#use(), id, o);
+    return portable.forkSession(this.#write("forkSession"), id, o);
   }
   /** Ancestors and descendants of a session with the kind of each link, or `null`. */
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
@@ -432,6 +525,10 @@ export class SessionStore {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      if (this.#readOnly !== undefined) {
+        this.#readOnly.file.close();
+        return;
+      }
       await this.#writes.whenIdle();
       // Best effort: TRUNCATE waits only the short busy timeout for readers, then degrades to
       // copying what it can, like PASSIVE (as the reference's close, never an error).
@@ -476,9 +573,12 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * await store.appendMessage({ sessionId: id, role: "user", content: "hello" });
  * await store.close();
  */
-export async function openSessionStore(options: OpenSessionStoreOptions = {}): Promise<SessionStore> {
+export async function openSessionStore(
+  optionsOrPath: OpenSessionStoreOptions | string = {},
+): Promise<SessionStore> {
+  const options = typeof optionsOrPath === "string" ? { path: optionsOrPath } : optionsOrPath;
   if (typeof options !== "object" || options === null) {
-    throw new InvalidArgumentError("options", "openSessionStore options must be an object");
+    throw new InvalidArgumentError("options", "openSessionStore options must be an object or a path");
   }
   const path = options.path ?? resolveStatePath();
   if (typeof path !== "string" || path.length === 0) {
@@ -501,7 +601,31 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     DEFAULT_WRITE_POLICY.maxGroupSize,
   );
   const walMaxBytes = positiveInteger("walMaxBytes", options.walMaxBytes, DEFAULT_WRITE_POLICY.walMaxBytes);
+  if (options.readOnly !== undefined && typeof options.readOnly !== "boolean") {
+    throw new InvalidArgumentError("readOnly", "readOnly must be a boolean");
+  }
+  positiveInteger("readOnlySnapshotMaxBytes", options.readOnlySnapshotMaxBytes, 1);
   refuseSymlinks(path);
+  if (options.readOnly === true) {
+    if (!(await preflightDatabaseFile(path))) {
+      throw new StoreReadOnlyError(
+        path,
+        "there is no database there, and a read-only open creates nothing",
+        "A read-only open",
+      );
+    }
+    return openReadOnlyStore(path, { kind: "requested" }, options);
+  }
+  // An existing file this process cannot write (another user's folder, a read-only mount) is
+  // read, not refused: SQLite would fail on its first write with "attempt to write a readonly database".
+  if (existsSync(path) && (await preflightDatabaseFile(path))) {
+    const blocker = writeBlocker(path);
+    if (blocker !== null) {
+      if (options.readOnly === false)
+        throw new StoreReadOnlyError(path, blocker, "A writable open (readOnly: false)");
+      return openReadOnlyStore(path, { kind: "unwritable", reason: blocker }, options);
+    }
+  }
   ensureParentDirectory(path);
   const pragmas = {
     busyTimeoutMs: options.busyTimeoutMs ?? 5,
@@ -541,6 +665,20 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     conn = new DatabaseConnection(path, pragmas);
   } catch (error) {
     throw mapSqliteError(error, path);
+  }
+  // Before anything that writes (mode, journal mode, sidecar folder, upgrade): a newer agent's
+  // file is read with its rules and never written.
+  const newer = newerSchemaVersion(conn);
+  if (newer !== null) {
+    if (options.readOnly === false) {
+      throw new SchemaNewerError(
+        path,
+        newer,
+        SCHEMA_VERSION,
+        "a writable open (readOnly: false) was refused",
+      );
+    }
+    return openReadOnlyStore(path, { kind: "newer", fileVersion: newer }, options);
   }
   try {
     verifyOpenedDatabase(conn);
@@ -589,6 +727,17 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     conn.close();
     throw mapSqliteError(error, path);
   }
+}
+
+/** A store that reads an existing file and writes nothing (see `open-read-only-store.ts`). */
+function openReadOnlyStore(
+  path: string,
+  cause: ReadOnlyCause,
+  options: OpenSessionStoreOptions,
+): SessionStore {
+  const { state, writes, report } = openReadOnlyParts(path, cause, options);
+  const clock = options.clock ?? (() => Date.now() / 1000);
+  return new SessionStore(state.file.conn, writes, report, clock, undefined, undefined, state);
 }
 
 /** Refuses a SQLite older than {@link MIN_SQLITE_VERSION} unless allowed. */

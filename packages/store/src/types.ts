@@ -106,6 +106,17 @@ export type RichSessionRow = SessionRow & {
   _lineage_root_id?: string;
 };
 
+/** Options of `searchSessions`. */
+export interface SearchSessionsOptions {
+  source?: string;
+  limit?: number;
+  offset?: number;
+  /** A newer agent's file: also list sessions it flags archived (left out by default, as the agent does). */
+  includeArchived?: boolean;
+  /** A newer agent's file: also list sessions it flags hidden (left out by default). */
+  includeHidden?: boolean;
+}
+
 export interface ListSessionsRichOptions {
   source?: string;
   excludeSources?: string[];
@@ -113,6 +124,10 @@ export interface ListSessionsRichOptions {
   offset?: number;
   includeChildren?: boolean;
   projectCompressionTips?: boolean;
+  /** A newer agent's file: also list sessions it flags archived (left out by default, as the agent does). */
+  includeArchived?: boolean;
+  /** A newer agent's file: also list sessions it flags hidden (left out by default). */
+  includeHidden?: boolean;
 }
 
 export type SessionExport = SessionRow & { messages: MessageRow[] };

@@ -1,5 +1,8 @@
 import {
   catchUpCjkIndex,
+  cjkIndexNeedsUpgrade,
+  cjkIndexPresence,
+  cjkOrderUsable,
   planSearch,
   rebuildSearchIndexes,
   runSearch,
@@ -12,6 +15,7 @@ import {
   withoutShortCjkIndex,
 } from "@hermes/search";
 import { HermesStoreError, InvalidArgumentError } from "../errors.js";
+import { readSnapshot } from "../read-snapshot.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
 import type { SearchHit, SearchMessagesOptions } from "../types.js";
@@ -70,9 +74,21 @@ export async function searchMessages(
   const { plan, sourceFilter, excludeSources, roleFilter, limit, offset } = searchArguments(query, o);
   if (plan.kind === "empty") return [];
 
+  const filters = {
+    sourceFilter,
+    excludeSources,
+    roleFilter,
+    limit,
+    offset,
+    ...(ctx.reads ? { sessionsView: true } : {}),
+  };
   try {
     let run: SearchPlan = plan;
-    if (plan.kind === "substring" && plan.usesCjkIndex) {
+    if (plan.kind === "substring" && plan.usesCjkIndex && ctx.readOnly) {
+      // A read-only store adds nothing to the file: the short-CJK index is used when it is
+      // there and caught up (built by a writable store earlier), else the terms are scanned.
+      if (!cjkIndexCurrent(ctx)) run = withoutShortCjkIndex(plan);
+    } else if (plan.kind === "substring" && plan.usesCjkIndex) {
       try {
         await catchUpCjkIndex(ctx.conn, transaction(ctx));
       } catch (error) {
@@ -83,15 +99,30 @@ export async function searchMessages(
         run = withoutShortCjkIndex(plan);
       }
     }
-    return runSearch(ctx.conn, run, { sourceFilter, excludeSources, roleFilter, limit, offset });
+    return runSearch(ctx.conn, run, filters);
   } catch (error) {
     throw mapSqliteError(error, ctx.path);
   }
 }
 
+/**
+ * Whether the short-CJK index can answer without being written: built, of this version, its
+ * backfill and timestamp blocks complete and nothing queued (`cjkOrderUsable`).
+ */
+function cjkIndexCurrent(ctx: StoreContext): boolean {
+  const db = ctx.conn;
+  return cjkIndexPresence(db) === "present" && !cjkIndexNeedsUpgrade(db) && cjkOrderUsable(db);
+}
+
 /** State of every search index (reference FTS5 tables and the short-CJK index). */
 export async function verifySearchIndex(ctx: StoreContext): Promise<SearchIndexReport> {
   try {
+    if (ctx.readOnly) {
+      // Read-only: checked inside one read snapshot, with FTS5's structural check (read-only-safe).
+      return await verifySearchIndexes(ctx.conn, async (_label, fn) => readSnapshot(ctx, fn), {
+        readOnly: true,
+      });
+    }
     return await verifySearchIndexes(ctx.conn, transaction(ctx));
   } catch (error) {
     throw mapSqliteError(error, ctx.path);
