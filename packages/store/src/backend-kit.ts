@@ -10,7 +10,13 @@ import type { SessionStore } from "./session-store.js";
  * The public surface of {@link SessionStore} as a structural type. `SessionStore` has ES private
  * fields, so only its own instances satisfy it; other backends (and the contract suites) use this.
  */
-export type SessionStoreApi = { [K in keyof SessionStore]: SessionStore[K] };
+export type SessionStoreApi = { [K in Exclude<keyof SessionStore, SqliteOnly>]: SessionStore[K] };
+
+/**
+ * Members of {@link SessionStore} about its SQLite file (how it is read, whether it can write
+ * it), not yet part of the backend-neutral surface.
+ */
+type SqliteOnly = "readOnly" | "readOnlyReason" | "access" | "fileProfile";
 
 export {
   isReplayedUserPrompt,

@@ -16,7 +16,7 @@ export {
   UnsafePathError,
 } from "./errors.js";
 export type { FileFeatures, FileProfile } from "./file-profile.js";
-export type { StoreAccess } from "./open-read-only-store.js";
+export { type StoreAccess, writeBlocker as whyNotWritable } from "./open-read-only-store.js";
 export {
   type AnthropicContentBlock,
   type AnthropicConversation,

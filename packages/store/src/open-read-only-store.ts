@@ -34,7 +34,8 @@ export const DEFAULT_READ_ONLY_BUSY_MS = 1_000;
 /**
  * Why this process cannot write `path` (the file, a sidecar or the folder: permission or a
  * read-only file system), or `null`. Checked with access(2), which answers for this process's
- * user (root writes almost anywhere, but not on a read-only mount).
+ * user (root writes almost anywhere, but not on a read-only mount). Exported as
+ * `whyNotWritable`: a default open of such a file is read-only for this reason.
  */
 export function writeBlocker(path: string): string | null {
   const targets = [path, `${path}-wal`, `${path}-shm`].filter((p) => existsSync(p));

@@ -14,7 +14,9 @@ import {
   verifySearchIndexes,
   withoutShortCjkIndex,
 } from "@hermes/search";
+import { DatabaseConnection } from "../database-connection.js";
 import { HermesStoreError, InvalidArgumentError } from "../errors.js";
+import { DEFAULT_SNAPSHOT_MAX_BYTES } from "../open-read-only-store.js";
 import { readSnapshot } from "../read-snapshot.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
@@ -114,14 +116,46 @@ function cjkIndexCurrent(ctx: StoreContext): boolean {
   return cjkIndexPresence(db) === "present" && !cjkIndexNeedsUpgrade(db) && cjkOrderUsable(db);
 }
 
+/** Largest file a read-only store copies into memory to check its search indexes in full. */
+const MAX_CHECK_COPY_BYTES = DEFAULT_SNAPSHOT_MAX_BYTES;
+
+/** A writable in-memory copy of the file as this read-only store sees it, or `null` when too large. */
+function inMemoryCopy(ctx: StoreContext): DatabaseConnection | null {
+  const db = ctx.conn.db;
+  const bytes =
+    Number(db.pragma("page_count", { simple: true })) * Number(db.pragma("page_size", { simple: true }));
+  if (bytes > MAX_CHECK_COPY_BYTES) return null;
+  const image = db.serialize();
+  // An in-memory database has no WAL: the header must say "rollback journal".
+  image[18] = 1;
+  image[19] = 1;
+  return new DatabaseConnection(ctx.path, {
+    busyTimeoutMs: 0,
+    synchronous: "OFF",
+    journalSizeLimit: 0,
+    readOnly: false,
+    image,
+  });
+}
+
 /** State of every search index (reference FTS5 tables and the short-CJK index). */
 export async function verifySearchIndex(ctx: StoreContext): Promise<SearchIndexReport> {
   try {
     if (ctx.readOnly) {
-      // Read-only: checked inside one read snapshot, with FTS5's structural check (read-only-safe).
-      return await verifySearchIndexes(ctx.conn, async (_label, fn) => readSnapshot(ctx, fn), {
-        readOnly: true,
-      });
+      // FTS5's full check (the index against messages) is an INSERT command: it runs on an
+      // in-memory copy of the file, which nothing else sees; a file too large to copy gets
+      // FTS5's structural check, which a read-only connection can run.
+      const copy = inMemoryCopy(ctx);
+      if (copy === null) {
+        return await verifySearchIndexes(ctx.conn, async (_label, fn) => readSnapshot(ctx, fn), {
+          readOnly: true,
+        });
+      }
+      try {
+        return await verifySearchIndexes(copy, async (_label, fn) => fn());
+      } finally {
+        copy.close();
+      }
     }
     return await verifySearchIndexes(ctx.conn, transaction(ctx));
   } catch (error) {
