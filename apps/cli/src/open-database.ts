@@ -3,11 +3,12 @@ import { openPostgresSessionStore } from "@hermes/postgres";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import {
   type OpenSessionStoreOptions,
+  openReadOnlyDatabase,
   openSessionStore,
+  type ReadOnlyDatabase,
   resolveStatePath,
   type SessionStoreApi,
 } from "@hermes/store";
-import Database from "better-sqlite3";
 import { CliError } from "./cli-error.js";
 import type { GlobalOptions } from "./global-options.js";
 
@@ -47,33 +48,65 @@ export function requireExisting(location: DatabaseLocation): void {
 }
 
 /**
- * Reads `schema_version` through a read-only connection, without touching the file.
- * `null`: no version row (an empty or foreign SQLite file).
+ * Opens an existing file for raw read-only SQL without leaving a trace (no `-wal`/`-shm`, no
+ * mode change; see `openReadOnlyDatabase`), or a one-line error.
  */
-export function peekSchemaVersion(path: string): number | null {
-  let db: Database.Database | undefined;
+export function openFileReadOnly(path: string, o: { snapshotMaxBytes?: number } = {}): ReadOnlyDatabase {
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-    const hasTable = db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'")
-      .get();
-    if (hasTable === undefined) return null;
-    const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get() as
-      | { version: number }
-      | undefined;
-    return row === undefined ? null : Number(row.version);
+    return openReadOnlyDatabase(path, o);
   } catch (error) {
     throw new CliError(`${path} is not a readable SQLite database: ${(error as Error).message}`, 1, {
       cause: error,
     });
-  } finally {
-    db?.close();
   }
 }
 
 /**
- * Opens an existing database for a command. A file below schema v11 is not upgraded behind the
- * user's back: they are told to run `hermes-sessions migrate` (which shows progress).
+ * Reads `schema_version` before a command that writes opens the file: `null` without a version
+ * row (an empty or foreign SQLite file). Never copies the file into memory to do it: in a
+ * folder it can write, a WAL file's empty `-wal`/`-shm` may appear, which the writing store
+ * opened next uses (and removes when it closes last).
+ */
+export function peekSchemaVersion(path: string): number | null {
+  const file = openFileReadOnly(path, { snapshotMaxBytes: 0 });
+  try {
+    return file.profile.schemaVersion;
+  } finally {
+    file.close();
+  }
+}
+
+/** The message of a file too old to read without an upgrade. */
+function needsMigrate(path: string, version: number | null): CliError {
+  const found = version === null ? "no schema version" : `schema v${version}`;
+  return new CliError(
+    `${path} has ${found}; run 'hermes-sessions migrate' to upgrade it to v${SCHEMA_VERSION}`,
+  );
+}
+
+/**
+ * Opens an existing database for a command that only reads (`list`, `show`, `search`,
+ * `stats`, `export`, `doctor`): read-only, so the file's bytes, mode, journal mode and folder
+ * stay as they are, even a live agent's or another user's. A newer agent's file is read with
+ * its own rules. A file below schema v11 is not read: the user is told to run `migrate`.
+ */
+export async function openForReading(options: GlobalOptions): Promise<SessionStoreApi> {
+  const location = locateDatabase(options);
+  if (isPostgresUrl(location.path)) return openPostgres(location.path);
+  requireExisting(location);
+  const store = await openSessionStore({ path: location.path, readOnly: true });
+  const version = store.access.schemaVersion;
+  if (version === null || version < SCHEMA_VERSION) {
+    await store.close();
+    throw needsMigrate(location.path, version);
+  }
+  return store;
+}
+
+/**
+ * Opens an existing database for a command that writes. A file below schema v11 is not
+ * upgraded behind the user's back: they are told to run `hermes-sessions migrate` (which shows
+ * progress).
  */
 export async function openExisting(
   options: GlobalOptions,
@@ -83,12 +116,9 @@ export async function openExisting(
   if (isPostgresUrl(location.path)) return openPostgres(location.path);
   requireExisting(location);
   const version = peekSchemaVersion(location.path);
-  if (version === null || version < SCHEMA_VERSION) {
-    const found = version === null ? "no schema version" : `schema v${version}`;
-    throw new CliError(
-      `${location.path} has ${found}; run 'hermes-sessions migrate' to upgrade it to v${SCHEMA_VERSION}`,
-    );
-  }
+  if (version === null || version < SCHEMA_VERSION) throw needsMigrate(location.path, version);
+  // A newer agent's file, or one this user cannot write, opens read-only: writes then fail
+  // with a one-line SCHEMA_NEWER / STORE_READ_ONLY error, and the file stays as it was.
   return openSessionStore({ ...extra, path: location.path });
 }
 

@@ -1,5 +1,4 @@
-import type { SessionStoreApi } from "@hermes/store";
-import Database from "better-sqlite3";
+import { openReadOnlyDatabase, type ReadOnlyDatabase, type SessionStoreApi } from "@hermes/store";
 import { CliError } from "./cli-error.js";
 
 /**
@@ -39,10 +38,11 @@ function distance(a: string, b: string): number {
  * read-only connection: the store's API has no "all ids" call, and this runs only on failure.
  */
 export function suggestSessions(path: string, ref: string, max = 3): string[] {
-  let db: Database.Database | undefined;
+  let file: ReadOnlyDatabase | undefined;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-    const rows = db
+    // Read-only and without a trace (the command may be reading another user's live file).
+    file = openReadOnlyDatabase(path);
+    const rows = file.db
       .prepare("SELECT id, title FROM sessions ORDER BY started_at DESC LIMIT 5000")
       .all() as Array<{
       id: string;
@@ -71,6 +71,6 @@ export function suggestSessions(path: string, ref: string, max = 3): string[] {
   } catch {
     return [];
   } finally {
-    db?.close();
+    file?.close();
   }
 }

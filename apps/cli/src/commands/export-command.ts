@@ -4,7 +4,7 @@ import { finished } from "node:stream/promises";
 import { sessionToMarkdown } from "@hermes/store";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
-import { openExisting, withStore } from "../open-database.js";
+import { openForReading, withStore } from "../open-database.js";
 import { parseSince } from "../parse-options.js";
 import { createProgressBar, type ProgressBar } from "../render/progress-bar.js";
 import { resolveSession } from "../resolve-session.js";
@@ -63,7 +63,7 @@ export function exportCommand(): Command {
     )
     .action(async (ref: string | undefined, o: ExportOptions, cmd: Command) => {
       const g = globalOptions(cmd);
-      await withStore(await openExisting(g), async (store) => {
+      await withStore(await openForReading(g), async (store) => {
         const filter: ExportFilter = {
           ...(ref !== undefined ? { sessionIds: [await resolveSession(store, ref)] } : {}),
           ...(o.source ? { source: o.source } : {}),

@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
-import { openExisting, withStore } from "../open-database.js";
+import { openForReading, withStore } from "../open-database.js";
 import { collectList, parseCount } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
 import { renderTable } from "../render/table.js";
@@ -14,6 +14,8 @@ interface ListOptions {
   limit: number;
   offset: number;
   all?: boolean;
+  includeArchived?: boolean;
+  includeHidden?: boolean;
   json?: boolean;
 }
 
@@ -27,16 +29,20 @@ export function listCommand(): Command {
     .option("-n, --limit <n>", "at most this many sessions", parseCount("--limit"), 20)
     .option("--offset <n>", "skip this many sessions", parseCount("--offset"), 0)
     .option("-a, --all", "include child sessions (delegations, compression parts)")
+    .option("--include-archived", "include sessions a newer agent marks archived (left out by default)")
+    .option("--include-hidden", "include sessions a newer agent marks hidden (left out by default)")
     .option("--json", "print the rows as JSON")
     .action(async (o: ListOptions, cmd: Command) => {
       const g = globalOptions(cmd);
-      await withStore(await openExisting(g), async (store) => {
+      await withStore(await openForReading(g), async (store) => {
         const rows = await store.listSessionsRich({
           ...(o.source !== undefined ? { source: o.source } : {}),
           ...(o.excludeSource !== undefined ? { excludeSources: o.excludeSource } : {}),
           limit: o.limit,
           offset: o.offset,
           includeChildren: o.all === true,
+          includeArchived: o.includeArchived === true,
+          includeHidden: o.includeHidden === true,
         });
         if (o.json) return printJson(rows);
         const style = createStyle(wantsColor(process.stdout, g.color));

@@ -2,7 +2,7 @@ import type { SearchHit } from "@hermes/store";
 import { Command } from "commander";
 import { usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
-import { openExisting, withStore } from "../open-database.js";
+import { openForReading, withStore } from "../open-database.js";
 import { collectList, parseCount } from "../parse-options.js";
 import { formatTime } from "../render/format-time.js";
 import { createStyle, type TerminalStyle, wantsColor } from "../render/terminal-style.js";
@@ -86,7 +86,7 @@ export function searchCommand(): Command {
       const g = globalOptions(cmd);
       const query = words.join(" ");
       if (query.trim() === "") throw usageError("The search query is empty");
-      await withStore(await openExisting(g), async (store) => {
+      await withStore(await openForReading(g), async (store) => {
         const hits = await store.searchMessages(query, {
           ...(o.source !== undefined ? { sourceFilter: o.source } : {}),
           ...(o.excludeSource !== undefined ? { excludeSources: o.excludeSource } : {}),

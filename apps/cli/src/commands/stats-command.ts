@@ -1,7 +1,7 @@
 import type { UsageStatsRow } from "@hermes/store";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
-import { openExisting, withStore } from "../open-database.js";
+import { openForReading, withStore } from "../open-database.js";
 import { parseSince } from "../parse-options.js";
 import { formatCost, formatCount } from "../render/format-time.js";
 import { renderTable } from "../render/table.js";
@@ -70,7 +70,7 @@ export function statsCommand(): Command {
     .option("--json", "print the rows as JSON")
     .action(async (o: StatsOptions, cmd: Command) => {
       const g = globalOptions(cmd);
-      await withStore(await openExisting(g), async (store) => {
+      await withStore(await openForReading(g), async (store) => {
         const grouped = await store.usageStats({
           groupBy: o.by ?? "source",
           ...(o.source !== undefined ? { source: o.source } : {}),
