@@ -92,7 +92,7 @@ function needsMigrate(path: string, version: number | null): CliError {
  */
 export async function openForReading(options: GlobalOptions): Promise<SessionStoreApi> {
   const location = locateDatabase(options);
-  if (isPostgresUrl(location.path)) return openPostgres(location.path);
+  if (isPostgresUrl(location.path)) return openPostgres(location.path, { readOnly: true });
   requireExisting(location);
   const store = await openSessionStore({ path: location.path, readOnly: true });
   const version = store.access.schemaVersion;
@@ -150,13 +150,20 @@ export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
 }
 
-/** Opens the PostgreSQL store named by a connection URL (`?schema=` picks a schema). */
-export async function openPostgres(url: string): Promise<SessionStoreApi> {
+/**
+ * Opens the PostgreSQL store named by a connection URL (`?schema=` picks a schema); `readOnly`
+ * creates and migrates nothing and runs every session read-only.
+ */
+export async function openPostgres(url: string, o: { readOnly?: boolean } = {}): Promise<SessionStoreApi> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get("schema") ?? undefined;
   parsed.searchParams.delete("schema");
   try {
-    return await openPostgresSessionStore({ connectionString: parsed.toString(), schema });
+    return await openPostgresSessionStore({
+      connectionString: parsed.toString(),
+      schema,
+      ...(o.readOnly === true ? { readOnly: true } : {}),
+    });
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     throw new CliError(`Cannot open the PostgreSQL store at ${parsed.host}: ${detail}`, 1, { cause: error });

@@ -33,6 +33,7 @@ import {
   type SessionStoreApi,
   type SessionWithLastActive,
   StoreClosedError,
+  StoreReadOnlyError,
   type StoreStats,
   type UpdateTokenCountsInput,
   type UsageStatsOptions,
@@ -49,7 +50,7 @@ import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import { createPgDb, type PgDb } from "./pg-database.js";
 import { mapPgError } from "./pg-errors.js";
-import { migratePg, type PgMigrationReport } from "./pg-schema.js";
+import { inspectPg, migratePg, type PgMigrationReport } from "./pg-schema.js";
 import type { PgStoreContext } from "./pg-store-context.js";
 import { PgWriter } from "./pg-writer.js";
 import * as portable from "./portable/store-methods.js";
@@ -69,6 +70,14 @@ export interface OpenPostgresSessionStoreOptions {
   maxConnections?: number;
   /** Total patience of one write under serialization failures or deadlocks, in ms (default 30 000). */
   writeDeadlineMs?: number;
+  /**
+   * `true`: read an existing store and change nothing: no schema, table or extension is
+   * created or migrated, and every write method rejects with `STORE_READ_ONLY` before reaching
+   * the server. With `connectionString`, the pool's sessions also run with
+   * `default_transaction_read_only = on`, so the server itself refuses any write; with a pool of
+   * yours, give it a read-only role for the same guarantee. An empty schema is `STORE_READ_ONLY`.
+   */
+  readOnly?: boolean;
   /** Clock in Unix epoch seconds; for tests. */
   clock?: () => number;
 }
@@ -88,6 +97,7 @@ export class PostgresSessionStore implements SessionStoreApi {
   readonly #writer: PgWriter;
   readonly #migration: PgMigrationReport;
   readonly #ctx: PgStoreContext;
+  readonly #readOnly: boolean;
   #closed = false;
   #closing: Promise<void> | undefined;
   #reads = new Set<Promise<unknown>>();
@@ -100,7 +110,9 @@ export class PostgresSessionStore implements SessionStoreApi {
     deadlineMs: number,
     migration: PgMigrationReport,
     clock: () => number,
+    readOnly = false,
   ) {
+    this.#readOnly = readOnly;
     this.#pool = pool;
     this.#ownsPool = ownsPool;
     this.#db = db;
@@ -126,6 +138,16 @@ export class PostgresSessionStore implements SessionStoreApi {
   /** What opening did to the schema. */
   get migration(): PgMigrationReport {
     return this.#migration;
+  }
+
+  /** Whether every write rejects (`readOnly: true`). */
+  get readOnly(): boolean {
+    return this.#readOnly;
+  }
+
+  /** Why writes are impossible, in words; `null` when the store writes. */
+  get readOnlyReason(): string | null {
+    return this.#readOnly ? "it was opened with readOnly: true" : null;
   }
 
   #check(): void {
@@ -154,6 +176,9 @@ export class PostgresSessionStore implements SessionStoreApi {
 
   #write<T>(fn: (db: PgDb) => Promise<T>, o?: { transaction?: boolean }): Promise<T> {
     this.#check();
+    // Every write goes through here: a read-only store refuses before anything reaches the server.
+    if (this.#readOnly)
+      return Promise.reject(new StoreReadOnlyError(this.path, "it was opened with readOnly: true"));
     return this.#writer.run(fn, o);
   }
 
@@ -462,6 +487,10 @@ export async function openPostgresSessionStore(
     throw new InvalidArgumentError("writeDeadlineMs", "writeDeadlineMs must be a non-negative number");
   }
   const schema = opts.schema === undefined ? null : schemaName(opts.schema);
+  if (opts.readOnly !== undefined && typeof opts.readOnly !== "boolean") {
+    throw new InvalidArgumentError("readOnly", "readOnly must be a boolean");
+  }
+  const readOnly = opts.readOnly === true;
   let pool: pg.Pool;
   let owns: boolean;
   if (opts.pool !== undefined) {
@@ -471,7 +500,7 @@ export async function openPostgresSessionStore(
     owns = false;
   } else {
     const connectionString = requireId("connectionString", opts.connectionString);
-    if (schema !== null) {
+    if (schema !== null && !readOnly) {
       // The schema must exist before the pool's connections point their search_path at it: made
       // on a one-connection pool of its own, under a session-level advisory lock (released when
       // that pool ends) so that instances starting together do not race on CREATE SCHEMA.
@@ -491,7 +520,15 @@ export async function openPostgresSessionStore(
     pool = new pg.Pool({
       connectionString,
       max: nonNegativeInt("maxConnections", opts.maxConnections, 10, 1000) || 10,
-      ...(schema === null ? {} : { options: `-c search_path="${schema}",public` }),
+      ...(readOnly || schema !== null
+        ? {
+            options: [
+              ...(schema === null ? [] : [`-c search_path="${schema}",public`]),
+              // The server refuses every write of these sessions (SQLSTATE 25006).
+              ...(readOnly ? ["-c default_transaction_read_only=on"] : []),
+            ].join(" "),
+          }
+        : {}),
     });
     // An idle connection the server drops (restart, admin shutdown) is discarded by the pool;
     // without a listener its 'error' event would crash the process.
@@ -500,7 +537,14 @@ export async function openPostgresSessionStore(
   }
   const db = createPgDb(pool);
   try {
-    const migration = await migratePg(db);
+    const migration = readOnly ? await inspectPg(db) : await migratePg(db);
+    if (migration === null) {
+      throw new StoreReadOnlyError(
+        "postgresql",
+        `the schema ${schema ?? "of the connection's search_path"} holds no session store, and a read-only open creates nothing`,
+        "A read-only open",
+      );
+    }
     return new PostgresSessionStore(
       pool,
       owns,
@@ -508,6 +552,7 @@ export async function openPostgresSessionStore(
       deadlineMs,
       migration,
       opts.clock ?? (() => Date.now() / 1000),
+      readOnly,
     );
   } catch (error) {
     if (owns) await pool.end().catch(() => {});

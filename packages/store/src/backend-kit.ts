@@ -13,10 +13,10 @@ import type { SessionStore } from "./session-store.js";
 export type SessionStoreApi = { [K in Exclude<keyof SessionStore, SqliteOnly>]: SessionStore[K] };
 
 /**
- * Members of {@link SessionStore} about its SQLite file (how it is read, whether it can write
- * it), not yet part of the backend-neutral surface.
+ * Members of {@link SessionStore} about its SQLite file (how it reaches it, what the file holds),
+ * not part of the backend-neutral surface.
  */
-type SqliteOnly = "readOnly" | "readOnlyReason" | "access" | "fileProfile";
+type SqliteOnly = "access" | "fileProfile";
 
 export {
   isReplayedUserPrompt,
