@@ -4,9 +4,11 @@ import { defineConfig } from "vitest/config";
 // builds first), the same code that child processes in the contention tests run.
 const projects = [
   ["@hermes/schema", "packages/schema"],
+  ["@hermes/core", "packages/core"],
   ["@hermes/search", "packages/search"],
   ["@hermes/store", "packages/store"],
   ["@hermes/postgres", "packages/postgres"],
+  ["@hermes/conformance", "packages/conformance"],
   ["@hermes/cli", "apps/cli"],
   ["@hermes/bench", "apps/bench"],
 ] as const;

@@ -3,10 +3,10 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
+import { manualClock } from "@hermes/conformance";
 import { openPostgresSessionStore } from "@hermes/postgres";
 import { openSessionStore, type SessionStoreApi } from "@hermes/store";
 import { describe, expect, inject, it } from "vitest";
-import { manualClock } from "../../store/test/contract/harness.js";
 
 const url = inject("pgConnectionString");
 if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);

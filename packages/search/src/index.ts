@@ -38,6 +38,7 @@ export {
   v11FtsReindexStep,
 } from "./migrations/search-schema.js";
 export { newestMatchCandidates } from "./newest-first.js";
+export { planSearchWithinLimits } from "./plan-search-within-limits.js";
 export {
   compileFtsQuery,
   ftsTerm,

@@ -1,17 +1,8 @@
+import { SEARCH_LIMITS } from "@hermes/core";
 import type { SearchPlan } from "./query/plan-search.js";
 
-/**
- * Caps on what one search may ask for. A query past them is refused (`INVALID_ARGUMENT` in the
- * store) rather than run: every term costs an index lookup, every hit a context query.
- */
-export const SEARCH_LIMITS = {
-  /** Longest query, in characters (UTF-16 code units), before any processing. */
-  maxQueryLength: 4_000,
-  /** Most terms (words or phrases) one query may combine. */
-  maxTerms: 64,
-  /** Largest `limit` (hits per page). */
-  maxLimit: 1_000,
-} as const;
+// The caps are the session-store contract's (`@hermes/core`), re-exported here.
+export { SEARCH_LIMITS };
 
 /**
  * Why `query` exceeds {@link SEARCH_LIMITS}, or `null` when it does not. `plan` is the query's

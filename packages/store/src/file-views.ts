@@ -1,6 +1,6 @@
+import { REPLAY_COLUMNS } from "@hermes/core";
 import type { DatabaseConnection } from "./database-connection.js";
 import { type FileProfile, V11_MESSAGE_COLUMNS, V11_SESSION_COLUMNS } from "./file-profile.js";
-import { REPLAY_COLUMNS } from "./operations/conversation.js";
 
 /**
  * How the store reads a file whose layout is not the reference's v11 (a newer Hermes Agent's,

@@ -1,8 +1,8 @@
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
+import { type HermesStoreError, SchemaNewerError, StoreReadOnlyError } from "@hermes/core";
 import { type MigrationReport, readSchemaVersion, SCHEMA_VERSION } from "@hermes/schema";
 import type { DatabaseConnection } from "./database-connection.js";
-import { type HermesStoreError, SchemaNewerError, StoreReadOnlyError } from "./errors.js";
 import { type ReadOnlyAccess, ReadOnlyFile, type ReadOnlyFileOptions } from "./read-only-file.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { StoreContext } from "./store-context.js";

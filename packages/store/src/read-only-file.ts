@@ -9,9 +9,9 @@ import {
   statSync,
 } from "node:fs";
 import { dirname } from "node:path";
+import { HermesStoreError } from "@hermes/core";
 import type Database from "better-sqlite3";
 import { DatabaseConnection } from "./database-connection.js";
-import { HermesStoreError } from "./errors.js";
 import { type FileProfile, readFileProfile } from "./file-profile.js";
 import { installFileViews, type ProfileReads, profileReads } from "./file-views.js";
 import { mapSqliteError, sqliteCode } from "./sqlite-errors.js";

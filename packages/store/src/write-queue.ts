@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { BackendError, type SqliteStoreStats, StoreBusyError, StoreCorruptError } from "@hermes/core";
 import type { DatabaseConnection } from "./database-connection.js";
-import { HermesStoreError, StoreBusyError, StoreCorruptError } from "./errors.js";
 import type { HandoffQueue } from "./handoff-queue.js";
 import type { ClaimedRequest, Receipt, SharedCommits } from "./shared-commits.js";
 import { isBusyError, isFileCorruption, mapSqliteError, sqliteCode } from "./sqlite-errors.js";
@@ -74,58 +74,8 @@ export interface IndexRepair {
   readonly run: () => void;
 }
 
-/** Counters of the write path, readable through `store.stats()`. */
-export interface WriteStats {
-  /**
-   * Write units committed (each `appendMessage`, `appendMessages`, … call counts once), whoever
-   * committed them (this store, or another process for it: `sharedWrites`).
-   */
-  writes: number;
-  /** Write units that failed on their own (unknown session, title conflict, …) or with `STORE_BUSY`. */
-  failedWrites: number;
-  /** Transactions committed; each holds one group of writes. */
-  groupsCommitted: number;
-  /**
-   * Mean number of this store's writes per transaction it committed
-   * (`(writes - sharedWrites) / groupsCommitted`; other processes' writes it committed are
-   * `servedWrites`).
-   */
-  writesPerGroupMean: number;
-  /** Largest number of this store's writes committed in one of its transactions. */
-  writesPerGroupMax: number;
-  /** `BEGIN IMMEDIATE` attempts, successful or not (one per group attempt). */
-  attempts: number;
-  /** Attempts repeated after a busy/locked error. */
-  retries: number;
-  /** Busy/locked errors met. */
-  busyErrors: number;
-  /** Total time spent waiting for the lock between attempts, in ms. */
-  waitedMs: number;
-  /** Writes that gave up with `STORE_BUSY`. */
-  busyTimeouts: number;
-  /** Checkpoints run (periodic PASSIVE, escalations and at close). */
-  checkpoints: number;
-  /** RESTART checkpoints run because the WAL grew past `walRestartBytes`. */
-  walRestarts: number;
-  /** Checkpoints escalated to TRUNCATE because the WAL outgrew `walMaxBytes`. */
-  walEscalations: number;
-  /** Largest WAL size seen at a checkpoint, in bytes. */
-  walBytesMax: number;
-  /**
-   * Times a commit handed the lock to the oldest waiting writer of another process (the
-   * cross-process queue; 0 when it is off).
-   */
-  handoffs: number;
-  /** Times a write queued behind an older waiting writer of another process instead of racing it. */
-  deferrals: number;
-  /**
-   * Writes of this process that another process committed in its transaction while this one
-   * waited for the lock (group commit across processes; 0 when it is off).
-   */
-  sharedWrites: number;
-  /** Writes of other processes that this process committed in its own transactions. */
-  servedWrites: number;
-}
+/** Counters of the write path, readable through `store.stats()` (every field but the WAL size). */
+export type WriteStats = Omit<SqliteStoreStats, "backend" | "walBytes">;
 
 /**
  * A write unit that can also be applied together with its queued neighbours in one statement.
@@ -851,8 +801,7 @@ export class WriteQueue {
       try {
         const value = job.fn();
         if (isThenable(value)) {
-          throw new HermesStoreError(
-            "SQLITE_ERROR",
+          throw new BackendError(
             `Write unit '${job.label}' returned a promise; write units must be synchronous`,
           );
         }

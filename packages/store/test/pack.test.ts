@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readdirSync, realpathSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -7,7 +7,13 @@ import { tempDir } from "./helpers/temp-dir.js";
 
 const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, "../../..");
-const PACKAGES = ["schema", "search", "store"] as const;
+const PACKAGES = ["core", "schema", "search", "store", "conformance"] as const;
+/** The vitest of the workspace: the consumer installs the same version, as the kit's peer. */
+const VITEST_VERSION = (
+  JSON.parse(readFileSync(join(REPO, "node_modules", "vitest", "package.json"), "utf8")) as {
+    version: string;
+  }
+).version;
 const bin = (name: string) => join(REPO, "node_modules", ".bin", name);
 
 /** Runs a command; on failure the error carries its output, so a failing step says why. */
@@ -50,6 +56,7 @@ console.log(JSON.stringify({
 // would compile them).
 const CONSUMER_TYPES = `
 import { type MessageRow, openSessionStore, type SessionStore } from "@hermes/store";
+import type { SessionStore as CoreSessionStore } from "@hermes/core";
 import type { SessionRow } from "@hermes/schema";
 import { containsCjk } from "@hermes/search";
 
@@ -57,7 +64,27 @@ const store: SessionStore = await openSessionStore({ path: "/tmp/x/state.db" });
 const rows: MessageRow[] = await store.getMessages("s1");
 const session: SessionRow | null = await store.getSession("s1");
 const cjk: boolean = containsCjk("桂林");
-export { rows, session, cjk };
+// The SQLite class satisfies the backend-neutral interface, with its own backend and stats shapes.
+const contract: CoreSessionStore = store;
+const walBytes: number = store.stats().walBytes;
+const path: string = store.backend.path;
+export { rows, session, cjk, contract, walBytes, path };
+`;
+
+// The conformance kit, as a third party runs it (its README): the contract suites against the
+// SQLite store, installed from the tarballs, under the consumer's own vitest.
+const CONFORMANCE_TEST = `
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describeSessionStoreConformance } from "@hermes/conformance";
+import { openSessionStore } from "@hermes/store";
+
+describeSessionStoreConformance({
+  name: "sqlite",
+  open: (options) =>
+    openSessionStore({ path: join(mkdtempSync(join(tmpdir(), "conformance-")), "state.db"), ...options }),
+});
 `;
 
 describe("the published packages", () => {
@@ -67,16 +94,29 @@ describe("the published packages", () => {
       const work = realpathSync(tempDir("hermes-pack-"));
       expect(work.startsWith(REPO)).toBe(false);
       const tarballs = join(work, "tarballs");
-      for (const name of PACKAGES) {
-        // pnpm rewrites the workspace:^ dependencies to real version ranges in the tarball.
-        await sh(
-          "npx",
-          ["-y", "pnpm@10", "pack", "--pack-destination", tarballs],
-          join(REPO, "packages", name),
-        );
-      }
+      // One pnpm call packs them all (pnpm rewrites the workspace:^ dependencies to real
+      // version ranges in the tarballs).
+      await sh(
+        "npx",
+        [
+          "-y",
+          "pnpm@10",
+          "--recursive",
+          ...PACKAGES.flatMap((name) => ["--filter", `@hermes/${name}`]),
+          "pack",
+          "--pack-destination",
+          tarballs,
+        ],
+        REPO,
+      );
       const files = readdirSync(tarballs).sort();
-      expect(files).toEqual(["hermes-schema-0.1.0.tgz", "hermes-search-0.1.0.tgz", "hermes-store-0.1.0.tgz"]);
+      expect(files).toEqual([
+        "hermes-conformance-0.1.0.tgz",
+        "hermes-core-0.1.0.tgz",
+        "hermes-schema-0.1.0.tgz",
+        "hermes-search-0.1.0.tgz",
+        "hermes-store-0.1.0.tgz",
+      ]);
 
       for (const file of files) {
         const tgz = join(tarballs, file);
@@ -107,11 +147,14 @@ describe("the published packages", () => {
           dependencies: Object.fromEntries(
             PACKAGES.map((name) => [`@hermes/${name}`, `file:../tarballs/hermes-${name}-0.1.0.tgz`]),
           ),
+          devDependencies: { vitest: VITEST_VERSION },
         }),
       );
+      // One install for everything: the five tarballs, their dependencies and vitest.
       await sh("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], app);
       writeFileSync(join(app, "consumer.mjs"), CONSUMER_SCRIPT);
       writeFileSync(join(app, "consumer.ts"), CONSUMER_TYPES);
+      writeFileSync(join(app, "conformance.test.ts"), CONFORMANCE_TEST);
 
       const dataDir = join(work, "data");
       const out = JSON.parse(await sh(process.execPath, ["consumer.mjs", dataDir], app));
@@ -142,6 +185,24 @@ describe("the published packages", () => {
         ],
         app,
       );
+
+      // The kit runs green from the installed packages (the installed vitest, not the workspace's).
+      const report = join(work, "conformance.json");
+      await sh(
+        join(app, "node_modules", ".bin", "vitest"),
+        ["run", "--testTimeout=60000", "--hookTimeout=60000", "--reporter=json", `--outputFile=${report}`],
+        app,
+      );
+      const result = JSON.parse(readFileSync(report, "utf8")) as {
+        success: boolean;
+        numTotalTests: number;
+        numPassedTests: number;
+        testResults: Array<{ name: string }>;
+      };
+      expect(result.testResults.map((r) => r.name)).toEqual([join(app, "conformance.test.ts")]);
+      expect(result.success).toBe(true);
+      expect(result.numTotalTests).toBeGreaterThanOrEqual(250);
+      expect(result.numPassedTests).toBe(result.numTotalTests);
     },
     20 * 60_000,
   );
