@@ -177,9 +177,13 @@ export class PostgresSessionStore implements SessionStoreApi {
   #write<T>(fn: (db: PgDb) => Promise<T>, o?: { transaction?: boolean }): Promise<T> {
     this.#check();
     // Every write goes through here: a read-only store refuses before anything reaches the server.
-    if (this.#readOnly)
-      return Promise.reject(new StoreReadOnlyError(this.path, "it was opened with readOnly: true"));
+    if (this.#readOnly) return Promise.reject(this.#refusal());
     return this.#writer.run(fn, o);
+  }
+
+  /** The error every write of a read-only store rejects with. */
+  #refusal(): StoreReadOnlyError {
+    return new StoreReadOnlyError(this.path, "it was opened with readOnly: true");
   }
 
   // Sessions ------------------------------------------------------------------------------
@@ -357,8 +361,13 @@ export class PostgresSessionStore implements SessionStoreApi {
   async vacuum(): Promise<void> {
     return retention.vacuum(this.#ctx);
   }
-  /** Startup housekeeping: prune (and vacuum) at most once per `minIntervalHours`. Never throws. */
+  /**
+   * Startup housekeeping: prune (and vacuum) at most once per `minIntervalHours`. Never throws,
+   * except on a read-only store, which refuses it like every write (`STORE_READ_ONLY`).
+   */
   maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
+    this.#check();
+    if (this.#readOnly) return Promise.reject(this.#refusal());
     return retention.maybeAutoPruneAndVacuum(this.#ctx, o);
   }
 

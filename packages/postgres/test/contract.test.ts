@@ -9,17 +9,35 @@ import { inject } from "vitest";
 const url = inject("pgConnectionString");
 if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);
 
+type Store = Awaited<ReturnType<ConformanceTarget["open"]>>;
+/** The schema of each store the kit opened, for a read-only store on the same data. */
+const schemas = new WeakMap<Store, string>();
+
 describeSessionStoreConformance({
   name: "postgres",
   async open(options) {
+    const schema = `t_${randomBytes(6).toString("hex")}`;
     const store = await openPostgresSessionStore({
       connectionString: url,
-      schema: `t_${randomBytes(6).toString("hex")}`,
+      schema,
       maxConnections: 4,
       ...options,
     });
     // Temporary, until @hermes/postgres implements the core interface (its `backend` and
     // discriminated `stats()`): the suites use neither.
-    return store as unknown as Awaited<ReturnType<ConformanceTarget["open"]>>;
+    const opened = store as unknown as Store;
+    schemas.set(opened, schema);
+    return opened;
+  },
+  async openReadOnly(store) {
+    const schema = schemas.get(store);
+    if (schema === undefined) throw new Error("openReadOnly: not a store this target opened");
+    const reader = await openPostgresSessionStore({
+      connectionString: url,
+      schema,
+      maxConnections: 2,
+      readOnly: true,
+    });
+    return reader as unknown as Store;
   },
 });
