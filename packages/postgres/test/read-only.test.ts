@@ -1,26 +1,14 @@
-import { randomBytes } from "node:crypto";
-import { openPostgresSessionStore, type PostgresSessionStore } from "@hermes/postgres";
+import { openPostgresSessionStore } from "@hermes/postgres";
 import type { HermesStoreError } from "@hermes/store";
 import pg from "pg";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { freshSchema, serverUrl, storesClosedAfterEach } from "./helpers/test-stores.js";
 
-const url = inject("pgConnectionString");
-if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);
-
-const opened: PostgresSessionStore[] = [];
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close();
-});
-const fresh = () => `t_${randomBytes(6).toString("hex")}`;
+const url = serverUrl();
+const openStore = storesClosedAfterEach(url);
+const fresh = freshSchema;
 async function open(schema: string, readOnly?: boolean) {
-  const store = await openPostgresSessionStore({
-    connectionString: url,
-    schema,
-    maxConnections: 2,
-    readOnly,
-  });
-  opened.push(store);
-  return store;
+  return openStore({ schema, maxConnections: 2, ...(readOnly === undefined ? {} : { readOnly }) });
 }
 
 /** Tables and rows of a schema, as text: what a read-only store must leave as it was. */
