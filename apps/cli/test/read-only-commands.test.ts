@@ -133,6 +133,16 @@ describe("reading commands on a newer agent's file (schema v30) show the agent's
     expect(stats).toMatchObject({ sessions: 15, messages: 25 });
   });
 
+  it("search leaves out hidden and archived sessions, as list does, unless asked", () => {
+    const ids = (...args: string[]) =>
+      (JSON.parse(run(["search", ...args, "--json"]).stdout) as Array<{ id: number }>).map((h) => h.id);
+    // 110 is the hidden matrix session's only message, 111 the archived homeassistant one's.
+    expect(ids('"from matrix"')).toEqual([]);
+    expect(ids('"from matrix"', "--include-hidden")).toEqual([110]);
+    expect(ids('"from homeassistant"')).toEqual([]);
+    expect(ids('"from homeassistant"', "--include-archived")).toEqual([111]);
+  });
+
   it("doctor reports the schema version, the journal mode and why the file is read-only", () => {
     const report = JSON.parse(run(["doctor", "--json"]).stdout) as {
       ok: boolean;

@@ -149,7 +149,9 @@ export interface SessionStore {
 
   /**
    * Full-text search with the reference's ranking, `>>>snippets<<<`, filters and 3-message
-   * context; never fails on user syntax; CJK per term. Limits: `SEARCH_LIMITS`. [search_messages]
+   * context; never fails on user syntax; CJK per term. Limits: `SEARCH_LIMITS`. Sessions the
+   * database flags hidden or archived are left out as by `searchSessions`, unless
+   * `includeHidden` / `includeArchived`. [search_messages]
    */
   searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]>;
   /** State of every search index (`ok` when none is missing or damaged). */

@@ -93,6 +93,13 @@ export interface SearchMessagesOptions {
   roleFilter?: string[];
   limit?: number;
   offset?: number;
+  /**
+   * A newer agent's file: also search sessions it flags archived (left out by default, as the
+   * listings leave them out). No effect where the database has no such flag.
+   */
+  includeArchived?: boolean;
+  /** A newer agent's file: also search sessions it flags hidden (left out by default, as the listings do). */
+  includeHidden?: boolean;
 }
 
 /** One message of a hit's context. */

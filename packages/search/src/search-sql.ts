@@ -21,11 +21,25 @@ export interface SearchFilters {
    * which has no rowid: ties that the reference breaks by session rowid are broken by id.
    */
   readonly sessionsView?: boolean | undefined;
+  /**
+   * A table or view (an SQL name, not user input) whose `id` column lists sessions to leave
+   * out: `s.id NOT IN (SELECT id FROM …)`. A store reading a newer agent's file names the
+   * sessions the agent flags hidden (or archived) this way.
+   */
+  readonly excludedSessions?: string | undefined;
 }
+
+const SQL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** SQL conditions and their parameters for `filters`, each prefixed with ` AND `. */
 export function filterSql(filters: SearchFilters): { sql: string; params: string[] } {
   let sql = "";
+  if (filters.excludedSessions !== undefined) {
+    if (!SQL_NAME.test(filters.excludedSessions)) {
+      throw new TypeError(`excludedSessions must be a plain SQL name, not ${filters.excludedSessions}`);
+    }
+    sql += ` AND s.id NOT IN (SELECT id FROM ${filters.excludedSessions})`;
+  }
   const params: string[] = [];
   const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
   if (filters.sourceFilter !== undefined && filters.sourceFilter !== null) {

@@ -46,12 +46,37 @@ export interface ProfileReads {
   /** Rows counted by `messageCount` (active rows, as the agent's counters): all, or of `?`. */
   readonly countAllSql: string;
   readonly countSessionSql: string;
-  /** Whether listings can leave out archived or hidden sessions (the file has the flags). */
+  /** Whether listings and searches can leave out archived or hidden sessions (the file has the flags). */
   readonly sessionFlags: boolean;
 }
 
 /** Name of the temp view of session flags that listings filter on. */
 export const SESSION_FLAGS_VIEW = "hermes_session_flags";
+
+/**
+ * Temp views of the sessions a search leaves out (their ids), by what the caller brings back:
+ * by default those flagged hidden or archived, as the listings; with `includeArchived` the
+ * hidden ones; with `includeHidden` the archived ones.
+ */
+const LEFT_OUT_VIEWS = {
+  flagged: { name: "hermes_sessions_unlisted", where: "hidden != 0 OR archived != 0" },
+  hidden: { name: "hermes_sessions_hidden", where: "hidden != 0" },
+  archived: { name: "hermes_sessions_archived", where: "archived != 0" },
+} as const;
+
+/**
+ * The view of sessions a search must leave out, or `undefined` when none (a file without the
+ * flags, or both flags brought back).
+ */
+export function excludedSessionsView(
+  reads: ProfileReads | null | undefined,
+  o: { includeArchived: boolean; includeHidden: boolean },
+): string | undefined {
+  if (!reads?.sessionFlags || (o.includeArchived && o.includeHidden)) return undefined;
+  if (o.includeArchived) return LEFT_OUT_VIEWS.hidden.name;
+  if (o.includeHidden) return LEFT_OUT_VIEWS.archived.name;
+  return LEFT_OUT_VIEWS.flagged.name;
+}
 
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -110,6 +135,10 @@ export function fileViewStatements(profile: FileProfile): string[] {
     `CREATE TEMP VIEW IF NOT EXISTS sessions AS SELECT ${sessionList} FROM main.sessions s`,
     `CREATE TEMP VIEW IF NOT EXISTS messages AS SELECT ${selectList("m", m, V11_MESSAGE_COLUMNS)} FROM main.messages m WHERE ${displayedWhere(profile)}`,
     `CREATE TEMP VIEW IF NOT EXISTS ${SESSION_FLAGS_VIEW} AS SELECT s.id AS id, ${flag("archived")} AS archived, ${flag("hidden")} AS hidden FROM main.sessions s`,
+    ...Object.values(LEFT_OUT_VIEWS).map(
+      (v) =>
+        `CREATE TEMP VIEW IF NOT EXISTS ${v.name} AS SELECT id FROM ${SESSION_FLAGS_VIEW} WHERE ${v.where}`,
+    ),
   ];
 }
 

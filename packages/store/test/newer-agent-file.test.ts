@@ -1,6 +1,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type HermesStoreError, openSessionStore, SchemaNewerError, type SessionStore } from "@hermes/store";
+import {
+  type HermesStoreError,
+  openSessionStore,
+  SchemaNewerError,
+  type SearchMessagesOptions,
+  type SessionStore,
+} from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type FileState, fileState } from "./helpers/file-state.js";
@@ -168,7 +174,7 @@ describe("a file of a newer Hermes Agent (schema v30), opened by default", () =>
     });
   });
 
-  it("search uses the agent's indexes and never returns hidden rows", async () => {
+  it("search uses the agent's indexes and never returns rows it no longer displays", async () => {
     // Row 100 (superseded) and row 103 (its carried copy) hold the same text: only 103 shows.
     expect((await store.searchMessages('"29 matches"')).map((h) => h.id)).toEqual([103]);
     expect((await store.searchMessages("parse_config")).map((h) => h.id).sort()).toEqual([114, 115]);
@@ -184,6 +190,36 @@ describe("a file of a newer Hermes Agent (schema v30), opened by default", () =>
     // One or two: a scan (the file is not ours to add an index to).
     expect((await store.searchMessages("桂林")).map((h) => h.id)).toEqual([8]);
     expect((await store.searchMessages("世界")).map((h) => h.id)).toEqual([9]);
+  });
+
+  it("search leaves out hidden and archived sessions, as the listings do, unless asked", async () => {
+    const ids = async (q: string, o: SearchMessagesOptions = {}) =>
+      (await store.searchMessages(q, { limit: 100, ...o })).map((h) => h.id);
+    // Row 110 is the hidden matrix session's only message, 111 the archived homeassistant one's.
+    expect(await ids('"from matrix"')).toEqual([]);
+    expect(await ids('"from matrix"', { includeHidden: true })).toEqual([110]);
+    expect(await ids('"from matrix"', { includeArchived: true })).toEqual([]);
+    expect(await ids('"from homeassistant"')).toEqual([]);
+    expect(await ids('"from homeassistant"', { includeArchived: true })).toEqual([111]);
+    expect(await ids('"from homeassistant"', { includeHidden: true })).toEqual([]);
+    // Every session has such a message: the default leaves out exactly those two sessions.
+    const everything = await store.searchMessages("universal search test", {
+      limit: 100,
+      includeArchived: true,
+      includeHidden: true,
+    });
+    const shown = await store.searchMessages("universal search test", { limit: 100 });
+    expect(everything.map((h) => h.session_id)).toEqual(expect.arrayContaining([HIDDEN, ARCHIVED]));
+    expect(shown.map((h) => h.id)).toEqual(
+      everything.filter((h) => h.session_id !== HIDDEN && h.session_id !== ARCHIVED).map((h) => h.id),
+    );
+    // Paging counts the sessions left out as absent, not as empty places.
+    expect(
+      (await store.searchMessages("universal search test", { limit: 3, offset: 2 })).map((h) => h.id),
+    ).toEqual(shown.slice(2, 5).map((h) => h.id));
+    await expect(
+      store.searchMessages("matrix", { includeHidden: 1 as unknown as boolean }),
+    ).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 
   it("paged and streamed reads give the display view too", async () => {
@@ -284,6 +320,25 @@ describe("a newer agent's file, other opens", () => {
       await store.close();
     }
     expect(fileState(path)).toEqual(before);
+  });
+
+  it("CJK searches (the agent's trigram table, a scan for short terms) leave hidden sessions out too", async () => {
+    const path = copyOfFixture(V30_SAMPLE_DB);
+    // The hidden session's message gains CJK text, through the agent's own FTS triggers.
+    const db = new Database(path);
+    db.prepare("UPDATE messages SET content = ? WHERE id = 110").run("漓江和桂林山水 from matrix");
+    db.close();
+    const store = await openSessionStore({ path, readOnly: true });
+    try {
+      const ids = async (q: string, o: SearchMessagesOptions = {}) =>
+        (await store.searchMessages(q, { limit: 100, ...o })).map((h) => h.id);
+      expect(await ids("漓江和桂林")).toEqual([]);
+      expect(await ids("漓江和桂林", { includeHidden: true })).toEqual([110]);
+      expect(await ids("桂林")).toEqual([8]);
+      expect((await ids("桂林", { includeHidden: true })).sort((a, b) => a - b)).toEqual([8, 110]);
+    } finally {
+      await store.close();
+    }
   });
 
   it("an unknown future version (31) is read through the columns it has, never guessing at others", async () => {

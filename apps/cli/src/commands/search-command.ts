@@ -15,6 +15,8 @@ interface SearchOptions {
   role?: string[];
   limit: number;
   offset: number;
+  includeArchived?: boolean;
+  includeHidden?: boolean;
   json?: boolean;
 }
 
@@ -81,6 +83,8 @@ export function searchCommand(): Command {
     .option("-r, --role <roles>", "only these roles: user, assistant, tool (repeatable)", collectList)
     .option("-n, --limit <n>", "at most this many hits", parseCount("--limit"), 20)
     .option("--offset <n>", "skip this many hits", parseCount("--offset"), 0)
+    .option("--include-archived", "search sessions a newer agent marks archived too (left out by default)")
+    .option("--include-hidden", "search sessions a newer agent marks hidden too (left out by default)")
     .option("--json", "print the hits as JSON")
     .action(async (words: string[], o: SearchOptions, cmd: Command) => {
       const g = globalOptions(cmd);
@@ -93,6 +97,8 @@ export function searchCommand(): Command {
           ...(o.role !== undefined ? { roleFilter: o.role } : {}),
           limit: o.limit,
           offset: o.offset,
+          includeArchived: o.includeArchived === true,
+          includeHidden: o.includeHidden === true,
         });
         const titles = new Map<string, string | null>();
         for (const hit of hits) {

@@ -21,6 +21,7 @@ import {
   withoutShortCjkIndex,
 } from "@hermes/search";
 import { DatabaseConnection } from "../database-connection.js";
+import { excludedSessionsView } from "../file-views.js";
 import { DEFAULT_SNAPSHOT_MAX_BYTES } from "../open-read-only-store.js";
 import { readSnapshot } from "../read-snapshot.js";
 import { mapSqliteError } from "../sqlite-errors.js";
@@ -37,17 +38,21 @@ function transaction(ctx: StoreContext) {
  * Full-text search over every message ([search_messages]); see `@hermes/search` for how a
  * query is planned. Queries are limited by `SEARCH_LIMITS` of `@hermes/core` (`INVALID_ARGUMENT` beyond them).
  * A query with one- or two-character CJK terms first brings the short-CJK index up to date
- * (creating it on first use), in short write transactions.
+ * (creating it on first use), in short write transactions. On a newer agent's file, sessions it
+ * flags hidden or archived are left out, as the listings leave them out, unless `includeHidden`
+ * / `includeArchived`; rows it no longer displays (rewound, superseded) are never searched.
  */
 export async function searchMessages(
   ctx: StoreContext,
   query: string,
   o?: SearchMessagesOptions,
 ): Promise<SearchHit[]> {
-  const { sourceFilter, excludeSources, roleFilter, limit, offset } = searchArguments(query, o);
+  const args = searchArguments(query, o);
+  const { sourceFilter, excludeSources, roleFilter, limit, offset } = args;
   const plan = planSearchWithinLimits(query);
   if (plan.kind === "empty") return [];
 
+  const excludedSessions = excludedSessionsView(ctx.reads, args);
   const filters = {
     sourceFilter,
     excludeSources,
@@ -55,6 +60,7 @@ export async function searchMessages(
     limit,
     offset,
     ...(ctx.reads ? { sessionsView: true } : {}),
+    ...(excludedSessions === undefined ? {} : { excludedSessions }),
   };
   try {
     let run: SearchPlan = plan;
