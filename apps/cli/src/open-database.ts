@@ -1,5 +1,4 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { openPostgresSessionStore } from "@hermes/postgres";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import {
   type OpenSessionStoreOptions,
@@ -11,6 +10,7 @@ import {
 } from "@hermes/store";
 import { CliError } from "./cli-error.js";
 import type { GlobalOptions } from "./global-options.js";
+import { loadPostgres } from "./load-postgres.js";
 
 /** Where the database is and how the path was chosen (for "not found" messages). */
 export interface DatabaseLocation {
@@ -86,7 +86,7 @@ function needsMigrate(path: string, version: number | null): CliError {
 
 /**
  * Opens an existing database for a command that only reads (`list`, `show`, `search`,
- * `stats`, `export`, `doctor`): read-only, so the file's bytes, mode, journal mode and folder
+ * `stats`, `export`, `follow`, `doctor`): read-only, so the file's bytes, mode, journal mode and folder
  * stay as they are, even a live agent's or another user's. A newer agent's file is read with
  * its own rules. A file below schema v11 is not read: the user is told to run `migrate`.
  */
@@ -158,6 +158,7 @@ export async function openPostgres(url: string, o: { readOnly?: boolean } = {}):
   const parsed = new URL(url);
   const schema = parsed.searchParams.get("schema") ?? undefined;
   parsed.searchParams.delete("schema");
+  const { openPostgresSessionStore } = await loadPostgres();
   try {
     return await openPostgresSessionStore({
       connectionString: parsed.toString(),

@@ -135,6 +135,7 @@ export type {
 export type { SessionStore } from "./session-store.js";
 export { escapeLike } from "./sessions/escape-like.js";
 export { jsonIfTruthy, type NewSessionRow, newSessionRow } from "./sessions/new-session-row.js";
+export type { StoreChange, WatchChangesOptions } from "./store-change.js";
 export type {
   CustomStoreStats,
   PostgresStoreStats,

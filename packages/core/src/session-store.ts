@@ -10,6 +10,7 @@ import type { Lineage } from "./portable/lineage.js";
 import type { ImportReport, ImportSessionsOptions, ImportSource } from "./portable/run-import.js";
 import type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats-arguments.js";
 import type { SearchIndexProgress, SearchIndexReport } from "./search/search-index-report.js";
+import type { StoreChange, WatchChangesOptions } from "./store-change.js";
 import type { StoreStats } from "./store-stats.js";
 import type {
   AppendMessageInput,
@@ -222,4 +223,13 @@ export interface SessionStore {
   close(): Promise<void>;
   /** `close()`, for `await using store = …`. */
   [Symbol.asyncDispose](): Promise<void>;
+
+  // Change feed (optional: SQLite has it; PostgreSQL not yet) -----------------------------
+
+  /**
+   * What is written (by this store or another process) as it happens: new session ids, sessions
+   * that received messages, the highest message id (a cursor) and, with `includeMessages`, the
+   * new messages. Ends when `signal` aborts. A backend without it leaves it undefined.
+   */
+  watchChanges?(o?: WatchChangesOptions): AsyncIterable<StoreChange>;
 }

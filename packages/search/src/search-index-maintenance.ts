@@ -33,9 +33,8 @@ export const CJK_INDEX_CHUNK = 2_000;
 
 /**
  * Message ids covered per write transaction while filling the timestamp blocks: one rowid
- * range read of `messages` and a `GROUP BY`. Reading 20,000 cold rows of a 1M-message file
- * took 150–400 ms on a loaded machine; 5,000 keeps the write lock well under the reference's
- * one-second retry window.
+ * range read of `messages` and a `GROUP BY`. 5,000 keeps the write lock well under the
+ * reference's one-second retry window (figures in docs/design/write-path.md).
  */
 export const TS_BLOCKS_CHUNK = 5_000;
 

@@ -55,6 +55,7 @@ export {
   type SqliteBackendInfo,
   type SqliteStoreStats,
   StoreBusyError,
+  type StoreChange,
   StoreClosedError,
   StoreCorruptError,
   StoreReadOnlyError,
@@ -68,6 +69,7 @@ export {
   type UpdateTokenCountsInput,
   type UsageStatsOptions,
   type UsageStatsRow,
+  type WatchChangesOptions,
   writeJsonl,
 } from "@hermes/core";
 export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";

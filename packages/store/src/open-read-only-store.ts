@@ -6,7 +6,8 @@ import type { DatabaseConnection } from "./database-connection.js";
 import { type ReadOnlyAccess, ReadOnlyFile, type ReadOnlyFileOptions } from "./read-only-file.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { StoreContext } from "./store-context.js";
-import { DEFAULT_WRITE_POLICY, WriteQueue } from "./write-queue.js";
+import { DEFAULT_WRITE_POLICY } from "./write/write-policy.js";
+import { WriteQueue } from "./write/write-queue.js";
 
 /** Why a store opened read-only: asked for, a newer agent's file, or a file it cannot write. */
 export type ReadOnlyCause =
@@ -160,7 +161,16 @@ export function readOnlyContext(
     writes,
     path: file.path,
     now: clock,
-    readOnly: { reader: () => file.reader() },
+    readOnly: {
+      reader: () => file.reader(),
+      refresh: () => {
+        try {
+          file.refresh();
+        } catch (error) {
+          throw mapSqliteError(error, file.path);
+        }
+      },
+    },
   };
 }
 

@@ -28,20 +28,21 @@ import {
   verifyOpenedDatabase,
 } from "./database-file.js";
 import { ensureParentDirectory, refuseSymlinks, tightenPermissions } from "./file-security.js";
-import { HandoffQueue } from "./handoff-queue.js";
 import {
   newerSchemaVersion,
   openReadOnlyParts,
   type ReadOnlyCause,
   writeBlocker,
 } from "./open-read-only-store.js";
-import { referenceSearchIndexRepair } from "./search-index-repair.js";
-import { referenceSearchMergePacing } from "./search-merge-pacing.js";
 import { SessionStore, walSize } from "./session-store.js";
-import { SharedCommits } from "./shared-commits.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
-import { DEFAULT_WRITE_POLICY, WriteQueue } from "./write-queue.js";
+import { HandoffQueue } from "./write/handoff-queue.js";
+import { referenceSearchIndexRepair } from "./write/search-index-repair.js";
+import { referenceSearchMergePacing } from "./write/search-merge-pacing.js";
+import { SharedCommits } from "./write/shared-commits.js";
+import { DEFAULT_WRITE_POLICY } from "./write/write-policy.js";
+import { WriteQueue } from "./write/write-queue.js";
 
 /** Options of {@link openSessionStore}. */
 export interface OpenSessionStoreOptions {

@@ -33,15 +33,16 @@ import type {
   SessionWithLastActive,
   SqliteBackendInfo,
   SqliteStoreStats,
+  StoreChange,
   UpdateTokenCountsInput,
   UsageStatsOptions,
   UsageStatsRow,
+  WatchChangesOptions,
 } from "@hermes/core";
 import { exportFilter, StoreClosedError } from "@hermes/core";
 import type { MigrationReport } from "@hermes/schema";
 import type { DatabaseConnection } from "./database-connection.js";
 import type { FileProfile } from "./file-profile.js";
-import type { HandoffQueue } from "./handoff-queue.js";
 import {
   causeText,
   type ReadOnlyStoreState,
@@ -56,11 +57,13 @@ import * as retention from "./operations/retention.js";
 import * as search from "./operations/search.js";
 import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
+import * as watch from "./operations/watch-changes.js";
 import * as portable from "./portable/store-methods.js";
-import type { SharedCommits } from "./shared-commits.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { StoreContext } from "./store-context.js";
-import type { WriteQueue } from "./write-queue.js";
+import type { HandoffQueue } from "./write/handoff-queue.js";
+import type { SharedCommits } from "./write/shared-commits.js";
+import type { WriteQueue } from "./write/write-queue.js";
 
 /**
  * The session store on SQLite: sessions, messages, titles, lineage, search, export and retention
@@ -388,6 +391,24 @@ export class SessionStore implements SessionStoreContract {
   /** Sessions, messages, tokens and cost grouped by source, model or day. */
   async usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]> {
     return this.#read((ctx) => portable.usageStats(ctx, o));
+  }
+
+  // Change feed ------------------------------------------------------------------------------
+
+  /**
+   * What other processes (the agent) and this store write, as it happens: every `intervalMs`
+   * (default 250) a cheap check (`PRAGMA data_version`), then the sessions and messages added
+   * since the cursor (a rowid range). Ends when `signal` aborts.
+   *
+   * @example
+   * const ac = new AbortController();
+   * for await (const change of store.watchChanges({ signal: ac.signal, includeMessages: true })) {
+   *   for (const m of change.messages ?? []) console.log(m.session_id, m.role, m.content);
+   * }
+   */
+  watchChanges(o?: WatchChangesOptions): AsyncIterable<StoreChange> {
+    const ctx = this.#use();
+    return this.#guard(watch.watchChanges(ctx, () => this.#closed, o));
   }
 
   /** Turns a failure after `close()` into `STORE_CLOSED` for long-lived iterables. */

@@ -1,6 +1,6 @@
 import type { DatabaseConnection } from "./database-connection.js";
 import type { ProfileReads } from "./file-views.js";
-import type { WriteQueue } from "./write-queue.js";
+import type { WriteQueue } from "./write/write-queue.js";
 
 /** What every operation module receives from the store. */
 export interface StoreContext {
@@ -16,7 +16,11 @@ export interface StoreContext {
   readonly reads?: ProfileReads | null;
   /**
    * Set when the store writes nothing (see `read-only-file.ts`): a connection on the same view
-   * of the file for a read that spans awaits.
+   * of the file for a read that spans awaits, and `refresh`, which brings a snapshot up to date
+   * (for a long-lived read such as the change feed; errors mapped like the store's).
    */
-  readonly readOnly?: { reader(): { conn: DatabaseConnection; own: boolean; release(): void } };
+  readonly readOnly?: {
+    reader(): { conn: DatabaseConnection; own: boolean; release(): void };
+    refresh(): void;
+  };
 }

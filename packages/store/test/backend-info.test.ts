@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from "vitest";
 // Internals (not part of the public surface): built code, as in the other white-box tests.
 import { DatabaseConnection } from "../dist/database-connection.js";
 import { mapSqliteError } from "../dist/sqlite-errors.js";
-import { DEFAULT_WRITE_POLICY, WriteQueue } from "../dist/write-queue.js";
+import { DEFAULT_WRITE_POLICY } from "../dist/write/write-policy.js";
+import { WriteQueue } from "../dist/write/write-queue.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 const opened: SessionStore[] = [];

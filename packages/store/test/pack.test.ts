@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -7,7 +7,7 @@ import { tempDir } from "./helpers/temp-dir.js";
 
 const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, "../../..");
-const PACKAGES = ["core", "schema", "search", "store", "conformance"] as const;
+const PACKAGES = ["core", "schema", "search", "store", "conformance", "cli"] as const;
 /** The vitest of the workspace: the consumer installs the same version, as the kit's peer. */
 const VITEST_VERSION = (
   JSON.parse(readFileSync(join(REPO, "node_modules", "vitest", "package.json"), "utf8")) as {
@@ -41,7 +41,10 @@ const path = join(process.argv[2], "state.db");
 const store = await openSessionStore({ path });
 await store.createSession({ id: "s1", source: "cli", model: "hermes-4" });
 const id = await store.appendMessage({ sessionId: "s1", role: "user", content: "hello from a tarball" });
+await store.appendMessage({ sessionId: "s1", role: "assistant", content: "记忆断裂的问题复现了" });
 const messages = await store.getMessages("s1");
+const english = (await store.searchMessages("tarball")).map((h) => [h.id, h.snippet]);
+const cjk = (await store.searchMessages("记忆")).map((h) => h.id);
 await store.close();
 console.log(JSON.stringify({
   storeFrom: realpathSync(fileURLToPath(import.meta.resolve("@hermes/store"))),
@@ -49,6 +52,8 @@ console.log(JSON.stringify({
   sanitized: sanitizeFts5Query("fix chat-send bug"),
   id,
   messages: messages.map((m) => ({ session_id: m.session_id, role: m.role, content: m.content })),
+  english,
+  cjk,
 }));
 `;
 
@@ -112,6 +117,7 @@ describe("the published packages", () => {
       );
       const files = readdirSync(tarballs).sort();
       expect(files).toEqual([
+        "hermes-cli-0.1.0.tgz",
         "hermes-conformance-0.1.0.tgz",
         "hermes-core-0.1.0.tgz",
         "hermes-schema-0.1.0.tgz",
@@ -123,18 +129,23 @@ describe("the published packages", () => {
         const tgz = join(tarballs, file);
         await sh(bin("publint"), ["run", tgz, "--strict"], work);
         // ESM only (Node >= 20.19 can also require() it): CommonJS resolution is not a target.
-        await sh(bin("attw"), [tgz, "--profile", "esm-only"], work);
+        // The CLI has a bin and no module entry point: nothing for attw to resolve.
+        if (file !== "hermes-cli-0.1.0.tgz") await sh(bin("attw"), [tgz, "--profile", "esm-only"], work);
         const listing = await sh("tar", ["-tzf", tgz], work);
         // Only the build output and package metadata are published: no sources, no tests.
-        for (const entry of listing.trim().split("\n")) {
+        const entries = listing.trim().split("\n");
+        for (const entry of entries) {
           expect(entry, file).toMatch(
             /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|package\.json|README\.md|LICENSE)$/,
           );
         }
-        const manifest = JSON.parse(await sh("tar", ["-xzOf", tgz, "package/package.json"], work)) as {
-          dependencies?: Record<string, string>;
-        };
-        expect(JSON.stringify(manifest.dependencies ?? {}), file).not.toContain("workspace:");
+        expect(entries, file).toContain("package/LICENSE");
+        const manifest = JSON.parse(await sh("tar", ["-xzOf", tgz, "package/package.json"], work)) as Record<
+          string,
+          unknown
+        >;
+        expect(JSON.stringify(manifest), file).not.toContain("workspace:");
+        expect(manifest.license, file).toBe("MIT");
       }
 
       const app = join(work, "app");
@@ -164,8 +175,39 @@ describe("the published packages", () => {
         schemaVersion: 11,
         sanitized: 'fix "chat-send" bug',
         id: 1,
-        messages: [{ session_id: "s1", role: "user", content: "hello from a tarball" }],
+        messages: [
+          { session_id: "s1", role: "user", content: "hello from a tarball" },
+          { session_id: "s1", role: "assistant", content: "记忆断裂的问题复现了" },
+        ],
+        english: [[1, "hello from a >>>tarball<<<"]],
+        cjk: [2],
       });
+
+      // The installed CLI, as a user runs it, on the same file; the optional PostgreSQL peer
+      // (and so pg) is not installed, and asking for it says what to install.
+      const npx = (...args: string[]) => sh("npx", ["--no-install", "hermes-sessions", ...args], app);
+      expect(await npx("--help")).toMatch(/^Usage: hermes-sessions \[options\] \[command\]/);
+      expect(await npx("--version")).toBe("0.1.0\n");
+      const hits = JSON.parse(
+        await npx("--db", join(dataDir, "state.db"), "search", "记忆", "--json"),
+      ) as Array<{
+        id: number;
+      }>;
+      expect(hits.map((h) => h.id)).toEqual([2]);
+      expect(existsSync(join(app, "node_modules", "pg"))).toBe(false);
+      expect(existsSync(join(app, "node_modules", "@hermes", "postgres"))).toBe(false);
+      const pg = await run(
+        "npx",
+        ["--no-install", "hermes-sessions", "--db", "postgres://localhost/x", "list"],
+        {
+          cwd: app,
+        },
+      ).catch((e: { code: number; stdout: string; stderr: string }) => e);
+      expect((pg as { code?: number }).code).toBe(1);
+      expect((pg as { stderr: string }).stderr).toBe(
+        "error: A postgres:// database needs the PostgreSQL store: npm install @hermes/postgres " +
+          "(beside @hermes/cli; with -g if the CLI is installed globally)\n",
+      );
 
       await sh(
         bin("tsc"),

@@ -4,7 +4,7 @@ import { Command } from "commander";
 import { CliError, usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { isPostgresUrl, openExisting, openPostgres, withStore } from "../open-database.js";
-import { createProgressBar } from "../render/progress-bar.js";
+import { createProgress } from "../render/progress.js";
 import { printJson } from "../write-output.js";
 
 interface MigrateToPostgresOptions {
@@ -122,7 +122,7 @@ export function migrateToPostgresCommand(): Command {
       const from = o.from ?? g.db;
       if (from !== undefined && isPostgresUrl(from)) throw usageError("--from must be a state.db file");
       const sqlite = await openExisting({ ...g, db: from });
-      const progress = createProgressBar("copying sessions");
+      const progress = createProgress("copying sessions");
       let summary: MigrationSummary;
       try {
         const path = from ?? (sqlite as { path: string }).path;

@@ -55,6 +55,32 @@ export const searchSuite: ContractSuite = (backend) => {
         expect(await store.searchMessages(q)).toEqual([]);
     });
 
+    it("a query never returns what it excludes: a leading NOT excludes, a lone negation is refused", async () => {
+      const { store, ids } = await storeWith(open, [
+        "deploy the docker image",
+        "deployment failed",
+        "记忆断裂 in the docker container",
+        "记忆断裂了",
+      ]);
+      const [a, b, c, d] = ids;
+      expect(await found(store, "NOT docker deploy*")).toEqual([b]);
+      expect(await found(store, "NOT docker AND deploy*")).toEqual([b]);
+      expect(await found(store, "NOT NOT docker")).toEqual([a, c]);
+      expect(await found(store, "failed OR NOT docker deploy*")).toEqual([b]);
+      expect(await found(store, "NOT docker 记忆断裂")).toEqual([d]);
+      for (const q of [
+        "NOT docker",
+        "NOT docker OR failed",
+        "deploy OR NOT docker",
+        "NOT 记忆断裂",
+        "NOT 记忆",
+      ]) {
+        const error = await rejection(store.searchMessages(q));
+        expect(error.code, q).toBe("INVALID_ARGUMENT");
+        expect(error.message, q).toMatch(/only excludes: a NOT needs words to find before it/);
+      }
+    });
+
     it("finds tokens that occur only in tool_calls JSON or tool_name", async () => {
       const { store, ids } = await storeWith(open, [
         { content: null, role: "assistant", toolCalls: [{ function: { name: "kubectl_rollout" } }] },

@@ -13,7 +13,7 @@ import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
 import { compileQuery, param } from "../prepared-query.js";
 import type { StoreContext } from "../store-context.js";
-import type { MergeableWrite } from "../write-queue.js";
+import type { MergeableWrite } from "../write/mergeable-write.js";
 import { foreignKeyToNotFound } from "./sessions.js";
 
 const insertMessageQ = compileQuery<NewMessageRow>((db) =>

@@ -8,8 +8,8 @@ import {
   TitleConflictError,
 } from "@hermes/core";
 import { getNextTitleInLineage } from "../operations/titles.js";
-import { pauseFtsAutomerge } from "../pause-fts-automerge.js";
 import type { StoreContext } from "../store-context.js";
+import { pauseFtsAutomerge } from "../write/pause-fts-automerge.js";
 import { SESSION_COLUMN_SQL } from "./column-sql.js";
 
 // The fork is written by SQLite itself: one INSERT … SELECT per table, so no message passes
