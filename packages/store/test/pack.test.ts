@@ -196,11 +196,17 @@ describe("the published packages", () => {
       expect(hits.map((h) => h.id)).toEqual([2]);
       expect(existsSync(join(app, "node_modules", "pg"))).toBe(false);
       expect(existsSync(join(app, "node_modules", "@hermes", "postgres"))).toBe(false);
+      // Without the npm_config_* variables a `pnpm test` run exports (npm would warn about the
+      // ones it does not know on stderr): the user's shell, and the CLI's stderr alone.
+      const userEnv = Object.fromEntries(
+        Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith("npm_config_")),
+      );
       const pg = await run(
         "npx",
         ["--no-install", "hermes-sessions", "--db", "postgres://localhost/x", "list"],
         {
           cwd: app,
+          env: userEnv,
         },
       ).catch((e: { code: number; stdout: string; stderr: string }) => e);
       expect((pg as { code?: number }).code).toBe(1);
