@@ -16,10 +16,18 @@ const VITEST_VERSION = (
 ).version;
 const bin = (name: string) => join(REPO, "node_modules", ".bin", name);
 
+/**
+ * The environment of a user's shell: without the npm_config_* and pnpm variables that
+ * `pnpm test` exports, which npm would otherwise warn about on stderr.
+ */
+const USER_ENV = Object.fromEntries(
+  Object.entries(process.env).filter(([key]) => !/^(npm_|pnpm_)/i.test(key)),
+);
+
 /** Runs a command; on failure the error carries its output, so a failing step says why. */
 async function sh(cmd: string, args: string[], cwd: string): Promise<string> {
   try {
-    const { stdout } = await run(cmd, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: process.env });
+    const { stdout } = await run(cmd, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: USER_ENV });
     return stdout;
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string; message: string };
@@ -196,18 +204,10 @@ describe("the published packages", () => {
       expect(hits.map((h) => h.id)).toEqual([2]);
       expect(existsSync(join(app, "node_modules", "pg"))).toBe(false);
       expect(existsSync(join(app, "node_modules", "@hermes", "postgres"))).toBe(false);
-      // Without the npm_config_* variables a `pnpm test` run exports (npm would warn about the
-      // ones it does not know on stderr): the user's shell, and the CLI's stderr alone.
-      const userEnv = Object.fromEntries(
-        Object.entries(process.env).filter(([key]) => !key.toLowerCase().startsWith("npm_config_")),
-      );
       const pg = await run(
         "npx",
         ["--no-install", "hermes-sessions", "--db", "postgres://localhost/x", "list"],
-        {
-          cwd: app,
-          env: userEnv,
-        },
+        { cwd: app, env: USER_ENV },
       ).catch((e: { code: number; stdout: string; stderr: string }) => e);
       expect((pg as { code?: number }).code).toBe(1);
       expect((pg as { stderr: string }).stderr).toBe(
