@@ -1,4 +1,5 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
+import type { SessionStore } from "@hermes/core";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import {
   type OpenSessionStoreOptions,
@@ -6,7 +7,6 @@ import {
   openSessionStore,
   type ReadOnlyDatabase,
   resolveStatePath,
-  type SessionStoreApi,
 } from "@hermes/store";
 import { CliError } from "./cli-error.js";
 import type { GlobalOptions } from "./global-options.js";
@@ -90,7 +90,7 @@ function needsMigrate(path: string, version: number | null): CliError {
  * stay as they are, even a live agent's or another user's. A newer agent's file is read with
  * its own rules. A file below schema v11 is not read: the user is told to run `migrate`.
  */
-export async function openForReading(options: GlobalOptions): Promise<SessionStoreApi> {
+export async function openForReading(options: GlobalOptions): Promise<SessionStore> {
   const location = locateDatabase(options);
   if (isPostgresUrl(location.path)) return openPostgres(location.path, { readOnly: true });
   requireExisting(location);
@@ -111,7 +111,7 @@ export async function openForReading(options: GlobalOptions): Promise<SessionSto
 export async function openExisting(
   options: GlobalOptions,
   extra: Omit<OpenSessionStoreOptions, "path"> = {},
-): Promise<SessionStoreApi> {
+): Promise<SessionStore> {
   const location = locateDatabase(options);
   if (isPostgresUrl(location.path)) return openPostgres(location.path);
   requireExisting(location);
@@ -126,7 +126,7 @@ export async function openExisting(
 export async function openOrCreate(
   options: GlobalOptions,
   extra: Omit<OpenSessionStoreOptions, "path"> = {},
-): Promise<SessionStoreApi> {
+): Promise<SessionStore> {
   const location = locateDatabase(options);
   if (isPostgresUrl(location.path)) return openPostgres(location.path);
   if (existsSync(location.path)) return openExisting(options, extra);
@@ -134,10 +134,7 @@ export async function openOrCreate(
 }
 
 /** Runs `fn` with an open store and always closes it. */
-export async function withStore<T>(
-  store: SessionStoreApi,
-  fn: (store: SessionStoreApi) => Promise<T>,
-): Promise<T> {
+export async function withStore<T>(store: SessionStore, fn: (store: SessionStore) => Promise<T>): Promise<T> {
   try {
     return await fn(store);
   } finally {
@@ -154,7 +151,7 @@ export function isPostgresUrl(db: string): boolean {
  * Opens the PostgreSQL store named by a connection URL (`?schema=` picks a schema); `readOnly`
  * creates and migrates nothing and runs every session read-only.
  */
-export async function openPostgres(url: string, o: { readOnly?: boolean } = {}): Promise<SessionStoreApi> {
+export async function openPostgres(url: string, o: { readOnly?: boolean } = {}): Promise<SessionStore> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get("schema") ?? undefined;
   parsed.searchParams.delete("schema");

@@ -1,4 +1,5 @@
-import { openReadOnlyDatabase, type ReadOnlyDatabase, type SessionStoreApi } from "@hermes/store";
+import type { SessionStore } from "@hermes/core";
+import { openReadOnlyDatabase, type ReadOnlyDatabase } from "@hermes/store";
 import { distance } from "fastest-levenshtein";
 import { CliError } from "./cli-error.js";
 
@@ -11,13 +12,13 @@ const SHOWN = 5;
  * A prefix several ids start with is reported as ambiguous, with the ids; anything else that
  * matches nothing suggests the closest ids and titles. Both are one line.
  */
-export async function resolveSession(store: SessionStoreApi, ref: string): Promise<string> {
+export async function resolveSession(store: SessionStore, ref: string): Promise<string> {
   if (ref.trim() === "") throw new CliError("A session id, id prefix or title is required");
   const byId = await store.resolveSessionId(ref);
   if (byId !== null) return byId;
   const byTitle = await store.resolveSessionByTitle(ref);
   if (byTitle !== null) return byTitle;
-  const known = knownSessions(store.path);
+  const known = store.backend.kind === "sqlite" ? knownSessions(store.backend.path) : [];
   const prefixed = known.filter((s) => s.id.startsWith(ref));
   if (prefixed.length > 1) {
     const more = prefixed.length > SHOWN ? ` (+${prefixed.length - SHOWN} more)` : "";

@@ -1,4 +1,4 @@
-import type { SessionStoreApi } from "@hermes/store";
+import type { SessionStore } from "@hermes/core";
 import type { Command } from "commander";
 import { collectList } from "./parse-options.js";
 
@@ -23,7 +23,7 @@ export function withSourceOptions(command: Command): Command {
  * The sources a command works on: `null` for every source (no filter given), else the
  * `--source` list (or every source in the database) without the `--exclude-source` ones.
  */
-export async function selectSources(store: SessionStoreApi, o: SourceOptions): Promise<string[] | null> {
+export async function selectSources(store: SessionStore, o: SourceOptions): Promise<string[] | null> {
   if (o.source === undefined && o.excludeSource === undefined) return null;
   const include = o.source ?? (await allSources(store));
   const exclude = new Set(o.excludeSource ?? []);
@@ -31,7 +31,7 @@ export async function selectSources(store: SessionStoreApi, o: SourceOptions): P
 }
 
 /** Every source that has a session (one `GROUP BY` over sessions). */
-export async function allSources(store: SessionStoreApi): Promise<string[]> {
+export async function allSources(store: SessionStore): Promise<string[]> {
   const rows = await store.usageStats({ groupBy: "source" });
   return rows.map((r) => r.group).filter((g): g is string => g !== null);
 }

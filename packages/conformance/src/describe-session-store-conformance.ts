@@ -1,6 +1,7 @@
 import type { SessionStore } from "@hermes/core";
 import { afterEach, describe } from "vitest";
 import type { ContractBackend, ContractSuite } from "./harness.js";
+import { backendShapesSuite } from "./suites/backend-shapes.js";
 import { concurrentWritesSuite } from "./suites/concurrent-writes.js";
 import { conversationSuite } from "./suites/conversation.js";
 import { listingContract } from "./suites/listing.js";
@@ -36,6 +37,7 @@ export interface ConformanceTarget<S extends SessionStore = SessionStore> {
 
 /** Every contract suite, in the order it runs. Add new suites to this list. */
 const SUITES: readonly ContractSuite[] = [
+  backendShapesSuite,
   sessionsContract,
   titlesContract,
   listingContract,
@@ -50,9 +52,9 @@ const SUITES: readonly ContractSuite[] = [
 
 /**
  * Declares the `SessionStore` contract suites (vitest `describe`/`it`) against one backend:
- * sessions, titles, listing, messages, conversation shapes, retention, search, portable sessions,
- * concurrent writes and read-only access, the same assertions `@hermes/store` and `@hermes/postgres` pass. Call it
- * at the top level of a test file.
+ * the `backend` and `stats()` shapes, sessions, titles, listing, messages, conversation shapes,
+ * retention, search, portable sessions, concurrent writes and read-only access, the same
+ * assertions `@hermes/store` and `@hermes/postgres` pass. Call it at the top level of a test file.
  *
  * @example
  * // sqlite.conformance.test.ts

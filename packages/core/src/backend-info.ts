@@ -21,6 +21,8 @@ export interface PostgresBackendInfo {
   readonly kind: "postgres";
   /** The schema that holds the tables. */
   readonly schema: string;
+  /** The server's version (its `server_version` setting), e.g. `15.14`. */
+  readonly serverVersion: string;
 }
 
 /**

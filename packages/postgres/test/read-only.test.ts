@@ -1,5 +1,5 @@
+import type { HermesStoreError } from "@hermes/core";
 import { openPostgresSessionStore } from "@hermes/postgres";
-import type { HermesStoreError } from "@hermes/store";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { freshSchema, serverUrl, storesClosedAfterEach } from "./helpers/test-stores.js";

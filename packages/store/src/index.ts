@@ -76,8 +76,6 @@ export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js
 export type { FileFeatures, FileProfile } from "./file-profile.js";
 export { type StoreAccess, writeBlocker as whyNotWritable } from "./open-read-only-store.js";
 export { type OpenSessionStoreOptions, openSessionStore } from "./open-session-store.js";
-// Temporary, until @hermes/postgres imports @hermes/core: the helpers it still imports from here.
-export * from "./postgres-compat.js";
 export { openReadOnlyDatabase, type ReadOnlyAccess, type ReadOnlyDatabase } from "./read-only-file.js";
 export { SessionStore } from "./session-store.js";
 export { resolveStatePath } from "./state-path.js";

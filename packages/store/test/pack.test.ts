@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -7,7 +7,14 @@ import { tempDir } from "./helpers/temp-dir.js";
 
 const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, "../../..");
-const PACKAGES = ["core", "schema", "search", "store", "conformance", "cli"] as const;
+const PACKAGES = ["core", "schema", "search", "store", "conformance", "cli", "postgres"] as const;
+/**
+ * What the SQLite consumer installs: everything but the PostgreSQL store, the CLI's optional
+ * peer (left out, so that the CLI's message about it is seen).
+ */
+const SQLITE_APP = PACKAGES.filter((name) => name !== "postgres");
+/** What the PostgreSQL consumer installs: the PostgreSQL store and its closure, nothing else. */
+const POSTGRES_APP = ["postgres", "core", "schema", "search"] as const;
 /** The vitest of the workspace: the consumer installs the same version, as the kit's peer. */
 const VITEST_VERSION = (
   JSON.parse(readFileSync(join(REPO, "node_modules", "vitest", "package.json"), "utf8")) as {
@@ -86,6 +93,29 @@ export { rows, session, cjk, contract, walBytes, path };
 
 // The conformance kit, as a third party runs it (its README): the contract suites against the
 // SQLite store, installed from the tarballs, under the consumer's own vitest.
+// A PostgreSQL application: the store loads, refuses a bad option with a typed error of
+// @hermes/core (no server needed), and its types are core's SessionStore.
+const POSTGRES_SCRIPT = `
+import { HermesStoreError } from "@hermes/core";
+import { openPostgresSessionStore } from "@hermes/postgres";
+
+const error = await openPostgresSessionStore({ connectionString: "postgres://localhost/x", writeDeadlineMs: -1 }).then(
+  () => null,
+  (e) => e,
+);
+console.log(JSON.stringify({ hermesError: error instanceof HermesStoreError, code: error?.code }));
+`;
+const POSTGRES_TYPES = `
+import type { PostgresBackendInfo, PostgresStoreStats, SessionStore } from "@hermes/core";
+import { openPostgresSessionStore, type PostgresSessionStore } from "@hermes/postgres";
+
+const store: PostgresSessionStore = await openPostgresSessionStore({ connectionString: "postgres://db/x" });
+const contract: SessionStore = store;
+const backend: PostgresBackendInfo = store.backend;
+const stats: PostgresStoreStats = store.stats();
+export { contract, backend, stats };
+`;
+
 const CONFORMANCE_TEST = `
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -101,9 +131,50 @@ describeSessionStoreConformance({
 });
 `;
 
+/**
+ * tsc as a consumer compiles: strict, and no skipLibCheck, so the installed declaration files
+ * themselves must type-check (their imports of better-sqlite3's or pg's types included).
+ */
+const STRICT_TSC = [
+  "--noEmit",
+  "--strict",
+  "--module",
+  "nodenext",
+  "--moduleResolution",
+  "nodenext",
+  "--target",
+  "es2022",
+  "--types",
+  "node",
+];
+
+/** An empty project under `work` that depends on the given tarballs (and dev dependencies). */
+function consumer(
+  work: string,
+  name: string,
+  packages: readonly string[],
+  devDependencies: Record<string, string> = {},
+): string {
+  const dir = join(work, name);
+  mkdirSync(dir);
+  writeFileSync(
+    join(dir, "package.json"),
+    JSON.stringify({
+      name: `hermes-pack-${name}`,
+      private: true,
+      type: "module",
+      dependencies: Object.fromEntries(
+        packages.map((p) => [`@hermes/${p}`, `file:../tarballs/hermes-${p}-0.1.0.tgz`]),
+      ),
+      devDependencies,
+    }),
+  );
+  return dir;
+}
+
 describe("the published packages", () => {
   it(
-    "pack (pnpm), pass publint --strict and attw, install with npm outside the workspace, and work there",
+    "pack (pnpm), pass publint --strict and attw, install with npm outside the workspace (a SQLite and a PostgreSQL-only project), and work there",
     async () => {
       const work = realpathSync(tempDir("hermes-pack-"));
       expect(work.startsWith(REPO)).toBe(false);
@@ -128,6 +199,7 @@ describe("the published packages", () => {
         "hermes-cli-0.1.0.tgz",
         "hermes-conformance-0.1.0.tgz",
         "hermes-core-0.1.0.tgz",
+        "hermes-postgres-0.1.0.tgz",
         "hermes-schema-0.1.0.tgz",
         "hermes-search-0.1.0.tgz",
         "hermes-store-0.1.0.tgz",
@@ -156,22 +228,32 @@ describe("the published packages", () => {
         expect(manifest.license, file).toBe("MIT");
       }
 
-      const app = join(work, "app");
-      await sh("mkdir", ["-p", app], work);
-      writeFileSync(
-        join(app, "package.json"),
-        JSON.stringify({
-          name: "hermes-pack-consumer",
-          private: true,
-          type: "module",
-          dependencies: Object.fromEntries(
-            PACKAGES.map((name) => [`@hermes/${name}`, `file:../tarballs/hermes-${name}-0.1.0.tgz`]),
-          ),
-          devDependencies: { vitest: VITEST_VERSION },
-        }),
-      );
-      // One install for everything: the five tarballs, their dependencies and vitest.
-      await sh("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], app);
+      const app = consumer(work, "app", SQLITE_APP, { vitest: VITEST_VERSION });
+      const pgApp = consumer(work, "pg-app", POSTGRES_APP);
+      // Two empty projects installed side by side: the SQLite one (its tarballs, their
+      // dependencies and vitest; better-sqlite3 builds there) and the PostgreSQL one.
+      const install = ["install", "--no-audit", "--no-fund", "--loglevel=error"];
+      await Promise.all([sh("npm", install, app), sh("npm", install, pgApp)]);
+
+      // @hermes/postgres needs neither better-sqlite3 nor the SQLite store: npm ls finds none
+      // (and exits 1, as it does for a package nowhere in the tree).
+      for (const name of ["better-sqlite3", "@hermes/store"]) {
+        const ls = await run("npm", ["ls", name, "--all", "--json"], { cwd: pgApp }).catch(
+          (e: { code: number; stdout: string }) => e,
+        );
+        expect((ls as { code?: number }).code, name).toBe(1);
+        const tree = JSON.parse(ls.stdout) as { name: string; dependencies?: unknown };
+        expect(tree, name).toEqual({ name: "hermes-pack-pg-app" });
+        expect(existsSync(join(pgApp, "node_modules", ...name.split("/"))), name).toBe(false);
+      }
+      expect(existsSync(join(pgApp, "node_modules", "pg"))).toBe(true);
+      writeFileSync(join(pgApp, "consumer.mjs"), POSTGRES_SCRIPT);
+      writeFileSync(join(pgApp, "consumer.ts"), POSTGRES_TYPES);
+      expect(JSON.parse(await sh(process.execPath, ["consumer.mjs"], pgApp))).toEqual({
+        hermesError: true,
+        code: "INVALID_ARGUMENT",
+      });
+      await sh(bin("tsc"), [...STRICT_TSC, "consumer.ts"], pgApp);
       writeFileSync(join(app, "consumer.mjs"), CONSUMER_SCRIPT);
       writeFileSync(join(app, "consumer.ts"), CONSUMER_TYPES);
       writeFileSync(join(app, "conformance.test.ts"), CONFORMANCE_TEST);
@@ -215,25 +297,7 @@ describe("the published packages", () => {
           "(beside @hermes/cli; with -g if the CLI is installed globally)\n",
       );
 
-      await sh(
-        bin("tsc"),
-        [
-          "--noEmit",
-          "--strict",
-          "--module",
-          "nodenext",
-          "--moduleResolution",
-          "nodenext",
-          "--target",
-          "es2022",
-          "--types",
-          "node",
-          // No skipLibCheck: the installed declaration files themselves must type-check
-          // (their imports of better-sqlite3's types included).
-          "consumer.ts",
-        ],
-        app,
-      );
+      await sh(bin("tsc"), [...STRICT_TSC, "consumer.ts"], app);
 
       // The kit runs green from the installed packages (the installed vitest, not the workspace's).
       const report = join(work, "conformance.json");

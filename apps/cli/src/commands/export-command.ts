@@ -1,7 +1,7 @@
 import { createWriteStream, renameSync, rmSync } from "node:fs";
 import { type Writable, Writable as WritableStream } from "node:stream";
 import { finished } from "node:stream/promises";
-import { type SessionStoreApi, sessionToMarkdown } from "@hermes/store";
+import { type SessionStore, sessionToMarkdown } from "@hermes/core";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
@@ -49,7 +49,7 @@ function countingSink(target: Writable, progress: Progress, total: number): Writ
  * The store filters on one source at a time, so several are turned into their sessions' ids.
  */
 async function exportFilter(
-  store: SessionStoreApi,
+  store: SessionStore,
   ref: string | undefined,
   o: ExportOptions,
 ): Promise<{ filter: ExportFilter; total: number }> {

@@ -1,4 +1,4 @@
-import type { MessageRow, SessionStoreApi } from "@hermes/store";
+import type { MessageRow, SessionStore } from "@hermes/core";
 import { Command } from "commander";
 import { CliError, usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
@@ -21,7 +21,7 @@ interface FollowOptions {
 }
 
 /** The last `n` messages of a session (read page by page, `n` kept in memory). */
-async function lastMessages(store: SessionStoreApi, id: string, n: number): Promise<MessageRow[]> {
+async function lastMessages(store: SessionStore, id: string, n: number): Promise<MessageRow[]> {
   const kept: MessageRow[] = [];
   for await (const m of store.iterMessages(id)) {
     kept.push(m);

@@ -1,4 +1,4 @@
-import type { RichSessionRow, SessionStoreApi } from "@hermes/store";
+import type { RichSessionRow, SessionStore } from "@hermes/core";
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
@@ -47,7 +47,7 @@ export type ListRow = RichSessionRow & { chain_started_at?: number };
  * the chain's start in `started_at` (as the reference does); here `started_at` means the same
  * in every listing (the session's own start) and the chain's start moves to `chain_started_at`.
  */
-export async function listRows(store: SessionStoreApi, o: ListOptions): Promise<ListRow[] | null> {
+export async function listRows(store: SessionStore, o: ListOptions): Promise<ListRow[] | null> {
   const sources = await selectSources(store, o);
   if (sources !== null && sources.length === 0) return null;
   const rows = await store.listSessionsRich({

@@ -1,4 +1,4 @@
-import type { SessionStoreApi, SessionWithLastActive } from "@hermes/store";
+import type { SessionStore, SessionWithLastActive } from "@hermes/core";
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
@@ -20,7 +20,7 @@ interface PruneOptions extends SourceOptions {
  * than `days` ago (active sessions are never pruned).
  */
 async function candidates(
-  store: SessionStoreApi,
+  store: SessionStore,
   days: number,
   source?: string,
 ): Promise<SessionWithLastActive[]> {

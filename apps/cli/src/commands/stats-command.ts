@@ -1,4 +1,4 @@
-import type { SessionStoreApi, UsageStatsOptions, UsageStatsRow } from "@hermes/store";
+import type { SessionStore, UsageStatsOptions, UsageStatsRow } from "@hermes/core";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
@@ -58,7 +58,7 @@ export function totalOf(rows: UsageStatsRow[], group: string | null = "total"): 
  * one query per source with the groups of the same name summed (a model used from two
  * sources is one row).
  */
-async function usage(store: SessionStoreApi, o: StatsOptions): Promise<UsageStatsRow[]> {
+async function usage(store: SessionStore, o: StatsOptions): Promise<UsageStatsRow[]> {
   const base: UsageStatsOptions = {
     groupBy: o.by ?? "source",
     ...(o.since !== undefined ? { since: o.since } : {}),

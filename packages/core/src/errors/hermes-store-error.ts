@@ -19,8 +19,6 @@
  * - `SCHEMA_NEWER`: a write on a database written by a newer schema than this store writes (a newer
  *   Hermes Agent's file); the store reads it and never writes it (`SchemaNewerError`).
  * - `ABORTED`: reserved: the caller aborted the operation (an `AbortSignal`).
- * - `SQLITE_ERROR`: deprecated, the former name of `BACKEND_ERROR`; `@hermes/store` no longer
- *   raises it (temporary, until `@hermes/postgres` raises `BACKEND_ERROR` too).
  */
 export type HermesStoreErrorCode =
   | "TITLE_TOO_LONG"
@@ -37,8 +35,7 @@ export type HermesStoreErrorCode =
   | "UNSAFE_PATH"
   | "IMPORT_INVALID"
   | "UNSUPPORTED_SQLITE"
-  | "BACKEND_ERROR"
-  | "SQLITE_ERROR";
+  | "BACKEND_ERROR";
 
 /**
  * Base class of every error a session store raises on purpose.

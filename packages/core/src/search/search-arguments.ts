@@ -39,7 +39,7 @@ export interface SearchArguments {
  * Checks the arguments of `searchMessages`: `INVALID_ARGUMENT` for a query that is not a string
  * or is longer than `SEARCH_LIMITS.maxQueryLength`, and for bad options (`limit` default 20, at
  * most `SEARCH_LIMITS.maxLimit`). The term count is checked once the backend has planned the
- * query (`planSearchArguments` of `@hermes/search`).
+ * query (`planSearchWithinLimits` of `@hermes/search`).
  */
 export function searchArguments(query: unknown, o: SearchMessagesOptions | undefined): SearchArguments {
   if (typeof query !== "string") {

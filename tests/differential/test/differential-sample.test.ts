@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { openPostgresSessionStore } from "@hermes/postgres";
 import { openSessionStore } from "@hermes/store";
 import { describe, expect, inject, it } from "vitest";
-import { copyOfSample } from "../../store/test/helpers/temp-dir.js";
+import { copyOfSample } from "./helpers/reference-sample.js";
 
 const url = inject("pgConnectionString");
 if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);

@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { manualClock } from "@hermes/conformance";
+import type { SessionStore } from "@hermes/core";
 import { openPostgresSessionStore } from "@hermes/postgres";
-import { openSessionStore, type SessionStoreApi } from "@hermes/store";
+import { openSessionStore } from "@hermes/store";
 import { describe, expect, inject, it } from "vitest";
 
 const url = inject("pgConnectionString");
@@ -17,7 +18,7 @@ type Outcome = { value: unknown } | { error: string };
  * One scripted sequence of operations, recording every result (or error code). Run against
  * both backends with the same clock, the two transcripts must be equal.
  */
-async function script(store: SessionStoreApi, clock: ReturnType<typeof manualClock>, dir: string) {
+async function script(store: SessionStore, clock: ReturnType<typeof manualClock>, dir: string) {
   const log: Array<[string, Outcome]> = [];
   const step = async (name: string, fn: () => Promise<unknown>) => {
     try {
@@ -253,7 +254,7 @@ describe("differential: ties in newest-first (substring) search", () => {
       schema: `t_${randomBytes(6).toString("hex")}`,
       clock: frozen,
     });
-    const run = async (store: SessionStoreApi) => {
+    const run = async (store: SessionStore) => {
       await store.createSession({ id: "cli-1", source: "cli" });
       await store.createSession({ id: "tg-1", source: "telegram" });
       for (let i = 0; i < 8; i++) {

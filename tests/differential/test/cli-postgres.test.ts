@@ -1,16 +1,24 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { openPostgresSessionStore } from "@hermes/postgres";
 import { openSessionStore } from "@hermes/store";
 import { describe, expect, inject, it } from "vitest";
-import { copyOfSample } from "../../store/test/helpers/temp-dir.js";
+import { copyOfSample } from "./helpers/reference-sample.js";
 
 const run = promisify(execFile);
 const url = inject("pgConnectionString");
 if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);
-const CLI = fileURLToPath(new URL("../../../apps/cli/dist/main.js", import.meta.url));
+/** The built `hermes-sessions` of the workspace's `@hermes/cli` (its manifest's `bin`). */
+function cliMain(): string {
+  const manifest = createRequire(import.meta.url).resolve("@hermes/cli/package.json");
+  const { bin } = JSON.parse(readFileSync(manifest, "utf8")) as { bin: Record<string, string> };
+  return join(dirname(manifest), bin["hermes-sessions"]!);
+}
+const CLI = cliMain();
 
 const cli = async (...args: string[]) => (await run(process.execPath, [CLI, ...args])).stdout;
 const pgUrl = (schema: string) => `${url}${url.includes("?") ? "&" : "?"}schema=${schema}`;
