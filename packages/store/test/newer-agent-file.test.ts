@@ -10,7 +10,7 @@ import {
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type FileState, fileState } from "./helpers/file-state.js";
-import { copyOfFixture, tempDir, V30_SAMPLE_DB } from "./helpers/temp-dir.js";
+import { copyOfFixture, SAMPLE_DB, tempDir, V30_SAMPLE_DB } from "./helpers/temp-dir.js";
 
 // hermes-v30-sample.db was written by upstream Hermes Agent at schema v30 (see the fixtures'
 // README and shared/fixtures/UPSTREAM.md). Expected values are the agent's view of that file.
@@ -260,42 +260,47 @@ describe("a file of a newer Hermes Agent (schema v30), opened by default", () =>
   });
 
   it("every write rejects with SCHEMA_NEWER naming both versions, and writes nothing", async () => {
-    const writes: Array<[string, () => Promise<unknown>]> = [
-      ["createSession", () => store.createSession({ id: "new", source: "cli" })],
-      ["ensureSession", () => store.ensureSession({ id: "new" })],
-      ["endSession", () => store.endSession(DC, "user_exit")],
-      ["reopenSession", () => store.reopenSession(CLI001)],
-      ["updateSystemPrompt", () => store.updateSystemPrompt(CLI001, "other")],
-      ["updateTokenCounts", () => store.updateTokenCounts(CLI001, { inputTokens: 1 })],
-      ["setSessionTitle", () => store.setSessionTitle(DC, "Title")],
-      ["appendMessage", () => store.appendMessage({ sessionId: DC, role: "user", content: "hi" })],
-      ["appendMessages", () => store.appendMessages([{ sessionId: DC, role: "user", content: "hi" }])],
-      ["clearMessages", () => store.clearMessages(CLI007)],
-      ["rebuildSearchIndex", () => store.rebuildSearchIndex()],
-      ["deleteSession", () => store.deleteSession(CLI007)],
-      ["pruneSessions", () => store.pruneSessions({ olderThanDays: 0 })],
-      ["setMeta", () => store.setMeta("k", "v")],
-      ["vacuum", () => store.vacuum()],
-      ["maybeAutoPruneAndVacuum", () => store.maybeAutoPruneAndVacuum({ minIntervalHours: 0 })],
-      ["importSessions", () => store.importSessions([])],
-      ["forkSession", () => store.forkSession(CLI007)],
-    ];
-    for (const [name, write] of writes) {
-      const error = await write().then(
-        () => null,
-        (e: unknown) => e,
-      );
-      expect(error, name).toBeInstanceOf(SchemaNewerError);
-      expect((error as HermesStoreError).code, name).toBe("SCHEMA_NEWER");
-      expect((error as SchemaNewerError).fileVersion).toBe(30);
-      expect((error as SchemaNewerError).supportedVersion).toBe(11);
-      expect((error as Error).message, name).toMatch(/version 30.*version 11/);
-      expect((error as Error).message, name).toContain(name);
-    }
+    await expectEveryWriteRefused(store, 30);
     expect(await store.getSessionTitle(DC)).toBeNull();
     expect((await store.getMessages(CLI007)).length).toBe(2);
   });
 });
+
+/** Calls every write method of `store` and expects each to reject with SCHEMA_NEWER (file at `version`). */
+async function expectEveryWriteRefused(store: SessionStore, version: number, sid = DC): Promise<void> {
+  const writes: Array<[string, () => Promise<unknown>]> = [
+    ["createSession", () => store.createSession({ id: "new", source: "cli" })],
+    ["ensureSession", () => store.ensureSession({ id: "new" })],
+    ["endSession", () => store.endSession(sid, "user_exit")],
+    ["reopenSession", () => store.reopenSession(sid)],
+    ["updateSystemPrompt", () => store.updateSystemPrompt(sid, "other")],
+    ["updateTokenCounts", () => store.updateTokenCounts(sid, { inputTokens: 1 })],
+    ["setSessionTitle", () => store.setSessionTitle(sid, "Title")],
+    ["appendMessage", () => store.appendMessage({ sessionId: sid, role: "user", content: "hi" })],
+    ["appendMessages", () => store.appendMessages([{ sessionId: sid, role: "user", content: "hi" }])],
+    ["clearMessages", () => store.clearMessages(sid)],
+    ["rebuildSearchIndex", () => store.rebuildSearchIndex()],
+    ["deleteSession", () => store.deleteSession(sid)],
+    ["pruneSessions", () => store.pruneSessions({ olderThanDays: 0 })],
+    ["setMeta", () => store.setMeta("k", "v")],
+    ["vacuum", () => store.vacuum()],
+    ["maybeAutoPruneAndVacuum", () => store.maybeAutoPruneAndVacuum({ minIntervalHours: 0 })],
+    ["importSessions", () => store.importSessions([])],
+    ["forkSession", () => store.forkSession(sid)],
+  ];
+  for (const [name, write] of writes) {
+    const error = await write().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error, name).toBeInstanceOf(SchemaNewerError);
+    expect((error as HermesStoreError).code, name).toBe("SCHEMA_NEWER");
+    expect((error as SchemaNewerError).fileVersion).toBe(version);
+    expect((error as SchemaNewerError).supportedVersion).toBe(11);
+    expect((error as Error).message, name).toMatch(new RegExp(`version ${version}.*version 11`));
+    expect((error as Error).message, name).toContain(name);
+  }
+}
 
 describe("a newer agent's file, other opens", () => {
   it("an explicit writable open fails with SCHEMA_NEWER and leaves the file as it was", async () => {
@@ -361,8 +366,33 @@ describe("a newer agent's file, other opens", () => {
       expect((await store.getMessagesAsConversation(CLI007)).length).toBe(2);
       expect((await store.getSession(CLI001))?.system_prompt).toBe(SHARED_PROMPT);
       expect((await store.searchMessages("parse_config")).length).toBe(2);
-      const error = await store.appendMessage({ sessionId: DC, role: "user" }).catch((e: unknown) => e);
-      expect((error as SchemaNewerError).fileVersion).toBe(31);
+      await expectEveryWriteRefused(store, 31);
+      expect(await store.getMessages(DC)).toHaveLength(91);
+    } finally {
+      await store.close();
+    }
+    expect(fileState(path)).toEqual(before);
+    const explicit = await openSessionStore({ path, readOnly: false }).catch((e: unknown) => e);
+    expect((explicit as SchemaNewerError).fileVersion).toBe(31);
+    expect(fileState(path)).toEqual(before);
+  });
+
+  it("a reference-layout file stamped with a far future version (47) is read, never written", async () => {
+    const path = copyOfFixture(SAMPLE_DB);
+    const db = new Database(path);
+    db.exec("UPDATE schema_version SET version = 47");
+    db.close();
+    const before = fileState(path);
+    const store = await openSessionStore(path);
+    try {
+      expect(store.readOnly).toBe(true);
+      expect(store.readOnlyReason).toContain("schema version 47");
+      expect(store.access).toMatchObject({ mode: "read-only", schemaVersion: 47, journalMode: "wal" });
+      expect((await store.getMessages(TG)).map((m) => m.id)).toEqual([7, 8, 9, 10]);
+      expect((await store.searchMessages("桂林")).map((h) => h.session_id)).toEqual([TG]);
+      expect(await store.sessionCount()).toBe(13);
+      await expectEveryWriteRefused(store, 47, TG);
+      expect(await store.sessionCount()).toBe(13);
     } finally {
       await store.close();
     }
