@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { chmodSync, copyFileSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { type CliResult, cliOn, SAMPLE_DB, tempDir } from "./helpers/cli.js";
 import { otherUserUnavailable, sharedTempDir, stageCliForUser } from "./helpers/stage-for-user.js";
@@ -37,6 +38,30 @@ const READING_COMMANDS: string[][] = [
   ["export", "--format", "json"],
   ["doctor"],
 ];
+
+const TG = "20260102_120000_tg0001";
+
+/** One of each writing command, with arguments that would change the sample if it ran. */
+function writingCommands(importFile: string): string[][] {
+  return [
+    ["title", TG, "Mine"],
+    ["fork", TG],
+    ["prune", "--older-than", "0"],
+    ["delete", TG, "--yes"],
+    ["import", importFile],
+    ["doctor", "--repair"],
+  ];
+}
+
+/** One session of `path` exported as JSONL into `dir` (readable by every user): an import source. */
+function exportOne(path: string, dir: string): string {
+  const file = join(dir, "one.jsonl");
+  const r = cliOn(path, ["export", TG]);
+  expect(r.code, r.stderr).toBe(0);
+  writeFileSync(file, r.stdout);
+  chmodSync(file, 0o644);
+  return file;
+}
 
 describe("reading commands leave the file as they found it", { timeout: 240_000 }, () => {
   it.each([
@@ -168,6 +193,39 @@ describe("reading commands on a newer agent's file (schema v30) show the agent's
   });
 });
 
+describe("a file of an unknown future version (v47) gets the same safety", { timeout: 240_000 }, () => {
+  it("reading commands read it and leave it as it was; writing commands refuse and change nothing", () => {
+    const path = copy(SAMPLE_DB);
+    const db = new Database(path);
+    db.exec("UPDATE schema_version SET version = 47");
+    db.close();
+    const importFile = exportOne(path, tempDir());
+    const before = state(path);
+    for (const args of READING_COMMANDS) {
+      const r = cliOn(path, args);
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+      expect(state(path), args.join(" ")).toEqual(before);
+    }
+    const shown = JSON.parse(cliOn(path, ["show", TG, "--json"]).stdout) as {
+      messages: Array<{ id: number }>;
+    };
+    expect(shown.messages.map((m) => m.id)).toEqual([7, 8, 9, 10]);
+    for (const args of writingCommands(importFile)) {
+      const r = cliOn(path, args);
+      expect(r.code, args.join(" ")).toBe(1);
+      expect(r.stderr, args.join(" ")).toMatch(
+        args[0] === "doctor"
+          ? /schema v47 \(a newer Hermes Agent's\)/
+          : /schema version 47, newer than version 11.*\[SCHEMA_NEWER\]/,
+      );
+      expect(state(path), args.join(" ")).toEqual(before);
+    }
+    const migrate = cliOn(path, ["migrate"]);
+    expect(migrate.stdout).toContain("schema v47, newer than v11; left as it is");
+    expect(state(path)).toEqual(before);
+  });
+});
+
 const otherUser = otherUserUnavailable();
 if (otherUser !== null) console.warn(`[skipped] reading as another user: ${otherUser}`);
 
@@ -200,5 +258,19 @@ describe.skipIf(otherUser !== null)("a file in a folder this user cannot write",
     expect(title.code).toBe(1);
     expect(title.stderr).toMatch(/cannot write .*\[STORE_READ_ONLY\]/);
     expect(state(path)).toEqual(before);
+  });
+
+  it("every writing command, run by nobody, fails saying why and changes nothing", () => {
+    const cli = stageCliForUser();
+    const dir = sharedTempDir("hermes-foreign-");
+    const path = copy(SAMPLE_DB, dir);
+    const importFile = exportOne(path, sharedTempDir("hermes-import-"));
+    const before = state(path);
+    for (const args of writingCommands(importFile)) {
+      const r = cli.runAs("nobody", ["--db", path, ...args]);
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(1);
+      expect(`${r.stdout}\n${r.stderr}`, args.join(" ")).toMatch(/cannot write .*\[STORE_READ_ONLY\]/);
+      expect(state(path), args.join(" ")).toEqual(before);
+    }
   });
 });
