@@ -1,8 +1,13 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import type { SessionStore } from "@hermes/core";
 import { SCHEMA_VERSION } from "@hermes/schema";
-import { type OpenSessionStoreOptions, openSessionStore, resolveStatePath } from "@hermes/store";
-import Database from "better-sqlite3";
+import {
+  type OpenSessionStoreOptions,
+  openReadOnlyDatabase,
+  openSessionStore,
+  type ReadOnlyDatabase,
+  resolveStatePath,
+} from "@hermes/store";
 import { CliError } from "./cli-error.js";
 import type { GlobalOptions } from "./global-options.js";
 import { loadPostgres } from "./load-postgres.js";
@@ -43,33 +48,65 @@ export function requireExisting(location: DatabaseLocation): void {
 }
 
 /**
- * Reads `schema_version` through a read-only connection, without touching the file.
- * `null`: no version row (an empty or foreign SQLite file).
+ * Opens an existing file for raw read-only SQL without leaving a trace (no `-wal`/`-shm`, no
+ * mode change; see `openReadOnlyDatabase`), or a one-line error.
  */
-export function peekSchemaVersion(path: string): number | null {
-  let db: Database.Database | undefined;
+export function openFileReadOnly(path: string, o: { snapshotMaxBytes?: number } = {}): ReadOnlyDatabase {
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-    const hasTable = db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='schema_version'")
-      .get();
-    if (hasTable === undefined) return null;
-    const row = db.prepare("SELECT version FROM schema_version LIMIT 1").get() as
-      | { version: number }
-      | undefined;
-    return row === undefined ? null : Number(row.version);
+    return openReadOnlyDatabase(path, o);
   } catch (error) {
     throw new CliError(`${path} is not a readable SQLite database: ${(error as Error).message}`, 1, {
       cause: error,
     });
-  } finally {
-    db?.close();
   }
 }
 
 /**
- * Opens an existing database for a command. A file below schema v11 is not upgraded behind the
- * user's back: they are told to run `hermes-sessions migrate` (which shows progress).
+ * Reads `schema_version` before a command that writes opens the file: `null` without a version
+ * row (an empty or foreign SQLite file). Never copies the file into memory to do it: in a
+ * folder it can write, a WAL file's empty `-wal`/`-shm` may appear, which the writing store
+ * opened next uses (and removes when it closes last).
+ */
+export function peekSchemaVersion(path: string): number | null {
+  const file = openFileReadOnly(path, { snapshotMaxBytes: 0 });
+  try {
+    return file.profile.schemaVersion;
+  } finally {
+    file.close();
+  }
+}
+
+/** The message of a file too old to read without an upgrade. */
+function needsMigrate(path: string, version: number | null): CliError {
+  const found = version === null ? "no schema version" : `schema v${version}`;
+  return new CliError(
+    `${path} has ${found}; run 'hermes-sessions migrate' to upgrade it to v${SCHEMA_VERSION}`,
+  );
+}
+
+/**
+ * Opens an existing database for a command that only reads (`list`, `show`, `search`,
+ * `stats`, `export`, `follow`, `doctor`): read-only, so the file's bytes, mode, journal mode and folder
+ * stay as they are, even a live agent's or another user's. A newer agent's file is read with
+ * its own rules. A file below schema v11 is not read: the user is told to run `migrate`.
+ */
+export async function openForReading(options: GlobalOptions): Promise<SessionStore> {
+  const location = locateDatabase(options);
+  if (isPostgresUrl(location.path)) return openPostgres(location.path, { readOnly: true });
+  requireExisting(location);
+  const store = await openSessionStore({ path: location.path, readOnly: true });
+  const version = store.access.schemaVersion;
+  if (version === null || version < SCHEMA_VERSION) {
+    await store.close();
+    throw needsMigrate(location.path, version);
+  }
+  return store;
+}
+
+/**
+ * Opens an existing database for a command that writes. A file below schema v11 is not
+ * upgraded behind the user's back: they are told to run `hermes-sessions migrate` (which shows
+ * progress).
  */
 export async function openExisting(
   options: GlobalOptions,
@@ -79,12 +116,9 @@ export async function openExisting(
   if (isPostgresUrl(location.path)) return openPostgres(location.path);
   requireExisting(location);
   const version = peekSchemaVersion(location.path);
-  if (version === null || version < SCHEMA_VERSION) {
-    const found = version === null ? "no schema version" : `schema v${version}`;
-    throw new CliError(
-      `${location.path} has ${found}; run 'hermes-sessions migrate' to upgrade it to v${SCHEMA_VERSION}`,
-    );
-  }
+  if (version === null || version < SCHEMA_VERSION) throw needsMigrate(location.path, version);
+  // A newer agent's file, or one this user cannot write, opens read-only: writes then fail
+  // with a one-line SCHEMA_NEWER / STORE_READ_ONLY error, and the file stays as it was.
   return openSessionStore({ ...extra, path: location.path });
 }
 
@@ -113,14 +147,21 @@ export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
 }
 
-/** Opens the PostgreSQL store named by a connection URL (`?schema=` picks a schema). */
-export async function openPostgres(url: string): Promise<SessionStore> {
+/**
+ * Opens the PostgreSQL store named by a connection URL (`?schema=` picks a schema); `readOnly`
+ * creates and migrates nothing and runs every session read-only.
+ */
+export async function openPostgres(url: string, o: { readOnly?: boolean } = {}): Promise<SessionStore> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get("schema") ?? undefined;
   parsed.searchParams.delete("schema");
   const { openPostgresSessionStore } = await loadPostgres();
   try {
-    return await openPostgresSessionStore({ connectionString: parsed.toString(), schema });
+    return await openPostgresSessionStore({
+      connectionString: parsed.toString(),
+      schema,
+      ...(o.readOnly === true ? { readOnly: true } : {}),
+    });
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     throw new CliError(`Cannot open the PostgreSQL store at ${parsed.host}: ${detail}`, 1, { cause: error });

@@ -1,5 +1,5 @@
 import type { SessionStore } from "@hermes/core";
-import Database from "better-sqlite3";
+import { openReadOnlyDatabase, type ReadOnlyDatabase } from "@hermes/store";
 import { distance } from "fastest-levenshtein";
 import { CliError } from "./cli-error.js";
 
@@ -47,16 +47,17 @@ export interface KnownSession {
  * PostgreSQL store or an unreadable file: the error then comes without suggestions.
  */
 export function knownSessions(path: string): KnownSession[] {
-  let db: Database.Database | undefined;
+  let file: ReadOnlyDatabase | undefined;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-    return db
+    // Read-only and without a trace (the command may be reading another user's live file).
+    file = openReadOnlyDatabase(path);
+    return file.db
       .prepare("SELECT id, title FROM sessions ORDER BY started_at DESC, id DESC LIMIT 5000")
       .all() as KnownSession[];
   } catch {
     return [];
   } finally {
-    db?.close();
+    file?.close();
   }
 }
 

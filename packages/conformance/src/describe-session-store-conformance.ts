@@ -7,6 +7,7 @@ import { conversationSuite } from "./suites/conversation.js";
 import { listingContract } from "./suites/listing.js";
 import { messagesSuite } from "./suites/messages.js";
 import { portableSuite } from "./suites/portable.js";
+import { readOnlySuite } from "./suites/read-only.js";
 import { retentionSuite } from "./suites/retention.js";
 import { searchSuite } from "./suites/search.js";
 import { sessionsContract } from "./suites/sessions.js";
@@ -26,6 +27,12 @@ export interface ConformanceTarget<S extends SessionStore = SessionStore> {
    * schema or delete a file here.
    */
   close?(store: S): Promise<void>;
+  /**
+   * A read-only store on the same data as `store` (a store `open` returned, with data in it):
+   * SQLite, the same file opened with `readOnly: true`. Optional: without it, the read-only
+   * tests of the kit are skipped. Such stores are closed (`close()`) before the others.
+   */
+  openReadOnly?(store: S): Promise<S>;
 }
 
 /** Every contract suite, in the order it runs. Add new suites to this list. */
@@ -40,13 +47,14 @@ const SUITES: readonly ContractSuite[] = [
   searchSuite,
   portableSuite,
   concurrentWritesSuite,
+  readOnlySuite,
 ];
 
 /**
  * Declares the `SessionStore` contract suites (vitest `describe`/`it`) against one backend:
  * the `backend` and `stats()` shapes, sessions, titles, listing, messages, conversation shapes,
- * retention, search, portable sessions and concurrent writes, the same assertions `@hermes/store`
- * and `@hermes/postgres` pass. Call it at the top level of a test file.
+ * retention, search, portable sessions, concurrent writes and read-only access, the same
+ * assertions `@hermes/store` and `@hermes/postgres` pass. Call it at the top level of a test file.
  *
  * @example
  * // sqlite.conformance.test.ts
@@ -58,11 +66,14 @@ const SUITES: readonly ContractSuite[] = [
 export function describeSessionStoreConformance<S extends SessionStore>(target: ConformanceTarget<S>): void {
   describe(`SessionStore conformance [${target.name}]`, () => {
     const opened: S[] = [];
+    const readers: S[] = [];
     afterEach(async () => {
+      for (const store of readers.splice(0)) await store.close();
       for (const store of opened.splice(0)) {
         await (target.close === undefined ? store.close() : target.close(store));
       }
     });
+    const openReadOnly = target.openReadOnly?.bind(target);
     const backend: ContractBackend = {
       name: target.name,
       async open(options) {
@@ -70,6 +81,15 @@ export function describeSessionStoreConformance<S extends SessionStore>(target: 
         opened.push(store);
         return store;
       },
+      ...(openReadOnly === undefined
+        ? {}
+        : {
+            async openReadOnly(store: SessionStore) {
+              const reader = await openReadOnly(store as S);
+              readers.push(reader);
+              return reader;
+            },
+          }),
     };
     for (const suite of SUITES) suite(backend);
   });

@@ -8,6 +8,8 @@ export interface ContractBackend {
   readonly name: string;
   /** A fresh, empty store. `clock` replaces the wall clock (Unix epoch seconds). */
   open(options?: { clock?: () => number }): Promise<SessionStore>;
+  /** A read-only store on the data of `store` (one `open` returned); absent when the backend has none. */
+  openReadOnly?: (store: SessionStore) => Promise<SessionStore>;
 }
 
 /** A contract suite: a function of the backend, calling `describe`/`it` inside. */

@@ -24,6 +24,7 @@ import type {
   RichSessionRow,
   SearchHit,
   SearchMessagesOptions,
+  SearchSessionsOptions,
   SessionExport,
   SessionRow,
   SessionWithLastActive,
@@ -45,10 +46,20 @@ import type {
  *   `code`.
  * - Timestamps are Unix epoch seconds (floats); writes take them from the store's clock.
  * - A call after `close()` is `STORE_CLOSED`.
+ * - A read-only store (`readOnly`) serves every read; every write method rejects before any
+ *   effect, with `STORE_READ_ONLY` (`StoreReadOnlyError`) or, for a database of a newer schema,
+ *   `SCHEMA_NEWER` (`SchemaNewerError`).
  */
 export interface SessionStore {
   /** What the store runs on (`kind` tells which; e.g. the SQLite file's `path`). */
   readonly backend: BackendInfo;
+  /**
+   * Whether every write rejects: opened read-only (e.g. `readOnly: true`), or found unwritable
+   * or of a newer schema at open. Fixed for the store's life.
+   */
+  readonly readOnly: boolean;
+  /** Why writes are impossible, in words (`it was opened with readOnly: true`, …); `null` when writable. */
+  readonly readOnlyReason: string | null;
 
   // Sessions ------------------------------------------------------------------------------
 
@@ -75,12 +86,17 @@ export interface SessionStore {
 
   // Listing and lineage -------------------------------------------------------------------
 
-  /** Sessions with `last_active`, most recently used first (`limit` default 20). [search_sessions] */
-  searchSessions(o?: { source?: string; limit?: number; offset?: number }): Promise<SessionWithLastActive[]>;
+  /**
+   * Sessions with `last_active`, most recently used first (`limit` default 20). Sessions the
+   * database flags archived or hidden (a newer agent's file) are left out unless
+   * `includeArchived` / `includeHidden`. [search_sessions]
+   */
+  searchSessions(o?: SearchSessionsOptions): Promise<SessionWithLastActive[]>;
   /**
    * Sessions for a picker, newest start first, with `last_active` and `preview`; children hidden
    * unless `includeChildren` (branches excepted); compression roots show their tip unless
-   * `projectCompressionTips: false`. [list_sessions_rich]
+   * `projectCompressionTips: false`; archived and hidden sessions left out as by
+   * `searchSessions`. [list_sessions_rich]
    */
   listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]>;
   /** The latest session of `id`'s compression chain; `id` when it has none. [get_compression_tip] */
@@ -134,7 +150,9 @@ export interface SessionStore {
 
   /**
    * Full-text search with the reference's ranking, `>>>snippets<<<`, filters and 3-message
-   * context; never fails on user syntax; CJK per term. Limits: `SEARCH_LIMITS`. [search_messages]
+   * context; never fails on user syntax; CJK per term. Limits: `SEARCH_LIMITS`. Sessions the
+   * database flags hidden or archived are left out as by `searchSessions`, unless
+   * `includeHidden` / `includeArchived`. [search_messages]
    */
   searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]>;
   /** State of every search index (`ok` when none is missing or damaged). */
@@ -161,7 +179,11 @@ export interface SessionStore {
   setMeta(key: string, value: string): Promise<void>;
   /** Reclaims the space of deleted rows (SQLite `VACUUM`; PostgreSQL `VACUUM ANALYZE`). [vacuum] */
   vacuum(): Promise<void>;
-  /** Startup housekeeping (`runAutoPrune`): prune, vacuum, at most once per interval; never throws. */
+  /**
+   * Startup housekeeping (`runAutoPrune`): prune, vacuum, at most once per interval; never
+   * throws (failures come back in `error`), except on a read-only store, which refuses it like
+   * every write.
+   */
   maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult>;
 
   // Portable sessions -----------------------------------------------------------------------

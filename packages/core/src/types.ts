@@ -93,6 +93,13 @@ export interface SearchMessagesOptions {
   roleFilter?: string[];
   limit?: number;
   offset?: number;
+  /**
+   * A newer agent's file: also search sessions it flags archived (left out by default, as the
+   * listings leave them out). No effect where the database has no such flag.
+   */
+  includeArchived?: boolean;
+  /** A newer agent's file: also search sessions it flags hidden (left out by default, as the listings do). */
+  includeHidden?: boolean;
 }
 
 /** One message of a hit's context. */
@@ -131,6 +138,17 @@ export type RichSessionRow = SessionRow & {
   _lineage_root_id?: string;
 };
 
+/** Filters and paging of `searchSessions` (`limit` default 20). */
+export interface SearchSessionsOptions {
+  source?: string;
+  limit?: number;
+  offset?: number;
+  /** A newer agent's file: also list sessions it flags archived (left out by default, as the agent does). */
+  includeArchived?: boolean;
+  /** A newer agent's file: also list sessions it flags hidden (left out by default). */
+  includeHidden?: boolean;
+}
+
 /** Filters and paging of `listSessionsRich`. */
 export interface ListSessionsRichOptions {
   source?: string;
@@ -139,6 +157,10 @@ export interface ListSessionsRichOptions {
   offset?: number;
   includeChildren?: boolean;
   projectCompressionTips?: boolean;
+  /** A newer agent's file: also list sessions it flags archived (left out by default, as the agent does). */
+  includeArchived?: boolean;
+  /** A newer agent's file: also list sessions it flags hidden (left out by default). */
+  includeHidden?: boolean;
 }
 
 /** A session with all its messages (`exportSession`). */

@@ -67,6 +67,12 @@ describe("searchArguments", () => {
       roleFilter: ["user"],
       limit: 20,
       offset: 0,
+      includeArchived: false,
+      includeHidden: false,
+    });
+    expect(searchArguments("docker", { includeHidden: true })).toMatchObject({
+      includeArchived: false,
+      includeHidden: true,
     });
   });
 
@@ -76,6 +82,8 @@ describe("searchArguments", () => {
     ["a limit over the maximum", "q", { limit: SEARCH_LIMITS.maxLimit + 1 }, "limit"],
     ["a negative offset", "q", { offset: -1 }, "offset"],
     ["a filter that is not an array of strings", "q", { sourceFilter: "cli" }, "sourceFilter"],
+    ["an includeHidden that is not a boolean", "q", { includeHidden: "yes" }, "includeHidden"],
+    ["an includeArchived that is not a boolean", "q", { includeArchived: 1 }, "includeArchived"],
   ])("refuses %s (INVALID_ARGUMENT)", (_what, query, options, argument) => {
     expect(() => searchArguments(query, options as never)).toThrow(
       expect.objectContaining({ code: "INVALID_ARGUMENT", argument }),

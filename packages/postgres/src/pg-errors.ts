@@ -19,6 +19,16 @@ export function mapPgError(error: unknown): unknown {
   if (code === "22021" || code === "22P05" || code === "54000") {
     return new InvalidArgumentError("value", `PostgreSQL refused a value: ${(error as Error).message}`);
   }
+  if (code === "25006") {
+    // read_only_sql_transaction: a read-only store's sessions, or a role that cannot write.
+    return new HermesStoreError(
+      "STORE_READ_ONLY",
+      `PostgreSQL refused a write: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
   if (code !== undefined && /^[0-9A-Z]{5}$/.test(code)) {
     return new BackendError(`PostgreSQL error ${code}: ${(error as Error).message}`, {
       cause: error,

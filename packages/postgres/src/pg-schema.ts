@@ -165,3 +165,32 @@ export async function migratePg(db: PgDb): Promise<PgMigrationReport> {
     };
   });
 }
+
+/**
+ * What a read-only open finds in the current schema, without creating or changing anything
+ * (one read-only transaction): the recorded version, or `null` when the schema holds no store.
+ */
+export async function inspectPg(db: PgDb): Promise<PgMigrationReport | null> {
+  return db
+    .transaction()
+    .setAccessMode("read only")
+    .execute(async (trx) => {
+      const exists = await sql<{
+        found: string | null;
+      }>`SELECT to_regclass('schema_version')::text AS found`.execute(trx);
+      if ((exists.rows[0]?.found ?? null) === null) return null;
+      const row = await trx
+        .selectFrom("schema_version")
+        .select((eb) => eb.fn.max("version").as("version"))
+        .executeTakeFirst();
+      const version = row?.version ?? null;
+      if (version === null) return null;
+      return {
+        fromVersion: version,
+        toVersion: version,
+        applied: [],
+        warnings: [],
+        newerVersion: version > PG_SCHEMA_VERSION,
+      };
+    });
+}

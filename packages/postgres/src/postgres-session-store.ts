@@ -33,6 +33,7 @@ import {
   type SessionStore,
   type SessionWithLastActive,
   StoreClosedError,
+  StoreReadOnlyError,
   type UpdateTokenCountsInput,
   type UsageStatsOptions,
   type UsageStatsRow,
@@ -50,7 +51,7 @@ import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import { createPgDb, type PgDb } from "./pg-database.js";
 import { mapPgError } from "./pg-errors.js";
-import { migratePg, type PgMigrationReport } from "./pg-schema.js";
+import { inspectPg, migratePg, type PgMigrationReport } from "./pg-schema.js";
 import type { PgStoreContext } from "./pg-store-context.js";
 import { PgWriter } from "./pg-writer.js";
 import * as portable from "./portable/store-methods.js";
@@ -70,6 +71,14 @@ export interface OpenPostgresSessionStoreOptions {
   maxConnections?: number;
   /** Total patience of one write under serialization failures or deadlocks, in ms (default 30 000). */
   writeDeadlineMs?: number;
+  /**
+   * `true`: read an existing store and change nothing: no schema, table or extension is
+   * created or migrated, and every write method rejects with `STORE_READ_ONLY` before reaching
+   * the server. With `connectionString`, the pool's sessions also run with
+   * `default_transaction_read_only = on`, so the server itself refuses any write; with a pool of
+   * yours, give it a read-only role for the same guarantee. An empty schema is `STORE_READ_ONLY`.
+   */
+  readOnly?: boolean;
   /** Clock in Unix epoch seconds; for tests. */
   clock?: () => number;
 }
@@ -90,6 +99,7 @@ export class PostgresSessionStore implements SessionStore {
   readonly #migration: PgMigrationReport;
   readonly #backend: PostgresBackendInfo;
   readonly #ctx: PgStoreContext;
+  readonly #readOnly: boolean;
   #closed = false;
   #closing: Promise<void> | undefined;
   #reads = new Set<Promise<unknown>>();
@@ -103,7 +113,9 @@ export class PostgresSessionStore implements SessionStore {
     migration: PgMigrationReport,
     backend: PostgresBackendInfo,
     clock: () => number,
+    readOnly = false,
   ) {
+    this.#readOnly = readOnly;
     this.#pool = pool;
     this.#ownsPool = ownsPool;
     this.#db = db;
@@ -132,6 +144,16 @@ export class PostgresSessionStore implements SessionStore {
     return this.#migration;
   }
 
+  /** Whether every write rejects (`readOnly: true`). */
+  get readOnly(): boolean {
+    return this.#readOnly;
+  }
+
+  /** Why writes are impossible, in words; `null` when the store writes. */
+  get readOnlyReason(): string | null {
+    return this.#readOnly ? "it was opened with readOnly: true" : null;
+  }
+
   #check(): void {
     if (this.#closed) throw new StoreClosedError();
   }
@@ -158,7 +180,17 @@ export class PostgresSessionStore implements SessionStore {
 
   #write<T>(fn: (db: PgDb) => Promise<T>, o?: { transaction?: boolean }): Promise<T> {
     this.#check();
+    // Every write goes through here: a read-only store refuses before anything reaches the server.
+    if (this.#readOnly) return Promise.reject(this.#refusal());
     return this.#writer.run(fn, o);
+  }
+
+  /** The error every write of a read-only store rejects with. */
+  #refusal(): StoreReadOnlyError {
+    return new StoreReadOnlyError(
+      `postgresql schema ${this.#backend.schema}`,
+      "it was opened with readOnly: true",
+    );
   }
 
   // Sessions ------------------------------------------------------------------------------
@@ -336,8 +368,13 @@ export class PostgresSessionStore implements SessionStore {
   async vacuum(): Promise<void> {
     return retention.vacuum(this.#ctx);
   }
-  /** Startup housekeeping: prune (and vacuum) at most once per `minIntervalHours`. Never throws. */
+  /**
+   * Startup housekeeping: prune (and vacuum) at most once per `minIntervalHours`. Never throws,
+   * except on a read-only store, which refuses it like every write (`STORE_READ_ONLY`).
+   */
   maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
+    this.#check();
+    if (this.#readOnly) return Promise.reject(this.#refusal());
     return retention.maybeAutoPruneAndVacuum(this.#ctx, o);
   }
 
@@ -465,6 +502,10 @@ export async function openPostgresSessionStore(
     throw new InvalidArgumentError("writeDeadlineMs", "writeDeadlineMs must be a non-negative number");
   }
   const schema = opts.schema === undefined ? null : schemaName(opts.schema);
+  if (opts.readOnly !== undefined && typeof opts.readOnly !== "boolean") {
+    throw new InvalidArgumentError("readOnly", "readOnly must be a boolean");
+  }
+  const readOnly = opts.readOnly === true;
   let pool: pg.Pool;
   let owns: boolean;
   if (opts.pool !== undefined) {
@@ -474,7 +515,7 @@ export async function openPostgresSessionStore(
     owns = false;
   } else {
     const connectionString = requireId("connectionString", opts.connectionString);
-    if (schema !== null) {
+    if (schema !== null && !readOnly) {
       // The schema must exist before the pool's connections point their search_path at it: made
       // on a one-connection pool of its own, under a session-level advisory lock (released when
       // that pool ends) so that instances starting together do not race on CREATE SCHEMA.
@@ -494,7 +535,15 @@ export async function openPostgresSessionStore(
     pool = new pg.Pool({
       connectionString,
       max: nonNegativeInt("maxConnections", opts.maxConnections, 10, 1000) || 10,
-      ...(schema === null ? {} : { options: `-c search_path="${schema}",public` }),
+      ...(readOnly || schema !== null
+        ? {
+            options: [
+              ...(schema === null ? [] : [`-c search_path="${schema}",public`]),
+              // The server refuses every write of these sessions (SQLSTATE 25006).
+              ...(readOnly ? ["-c default_transaction_read_only=on"] : []),
+            ].join(" "),
+          }
+        : {}),
     });
     // An idle connection the server drops (restart, admin shutdown) is discarded by the pool;
     // without a listener its 'error' event would crash the process.
@@ -503,7 +552,14 @@ export async function openPostgresSessionStore(
   }
   const db = createPgDb(pool);
   try {
-    const migration = await migratePg(db);
+    const migration = readOnly ? await inspectPg(db) : await migratePg(db);
+    if (migration === null) {
+      throw new StoreReadOnlyError(
+        "postgresql",
+        `the schema ${schema ?? "of the connection's search_path"} holds no session store, and a read-only open creates nothing`,
+        "A read-only open",
+      );
+    }
     return new PostgresSessionStore(
       pool,
       owns,
@@ -512,6 +568,7 @@ export async function openPostgresSessionStore(
       migration,
       await backendInfo(db),
       opts.clock ?? (() => Date.now() / 1000),
+      readOnly,
     );
   } catch (error) {
     if (owns) await pool.end().catch(() => {});

@@ -9,13 +9,25 @@ import { inject } from "vitest";
 const url = inject("pgConnectionString");
 if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);
 
+/** The schema of each store the kit opened, for a read-only store on the same data. */
+const schemas = new WeakMap<object, string>();
+
 describeSessionStoreConformance({
   name: "postgres",
-  open: (options) =>
-    openPostgresSessionStore({
+  async open(options) {
+    const schema = `t_${randomBytes(6).toString("hex")}`;
+    const store = await openPostgresSessionStore({
       connectionString: url,
-      schema: `t_${randomBytes(6).toString("hex")}`,
+      schema,
       maxConnections: 4,
       ...options,
-    }),
+    });
+    schemas.set(store, schema);
+    return store;
+  },
+  async openReadOnly(store) {
+    const schema = schemas.get(store);
+    if (schema === undefined) throw new Error("openReadOnly: not a store this target opened");
+    return openPostgresSessionStore({ connectionString: url, schema, maxConnections: 2, readOnly: true });
+  },
 });

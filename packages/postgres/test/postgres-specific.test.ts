@@ -1,30 +1,22 @@
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { HermesStoreError } from "@hermes/core";
-import { openPostgresSessionStore, type PostgresSessionStore } from "@hermes/postgres";
 import { sql } from "kysely";
 import pg from "pg";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createPgDb } from "../dist/pg-database.js";
 import { PgWriter } from "../dist/pg-writer.js";
+import { freshSchema, serverUrl, storesClosedAfterEach } from "./helpers/test-stores.js";
 
 const run = promisify(execFile);
-const url = inject("pgConnectionString");
-if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);
-
-const opened: PostgresSessionStore[] = [];
-afterEach(async () => {
-  for (const store of opened.splice(0)) await store.close();
-});
-const fresh = () => `t_${randomBytes(6).toString("hex")}`;
+const url = serverUrl();
+const openStore = storesClosedAfterEach(url);
+const fresh = freshSchema;
 async function open(schema: string, o: { writeDeadlineMs?: number } = {}) {
-  const store = await openPostgresSessionStore({ connectionString: url, schema, maxConnections: 4, ...o });
-  opened.push(store);
-  return store;
+  return openStore({ schema, maxConnections: 4, ...o });
 }
 async function rejection(p: Promise<unknown>): Promise<HermesStoreError> {
   try {

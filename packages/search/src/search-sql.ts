@@ -16,11 +16,30 @@ export interface SearchFilters {
   readonly excludeSources?: readonly string[] | null | undefined;
   /** `m.role IN (…)`; an empty list means no filter (the reference tests it for truthiness). */
   readonly roleFilter?: readonly string[] | null | undefined;
+  /**
+   * `sessions` is a view (a store reading a newer agent's file through views of its own),
+   * which has no rowid: ties that the reference breaks by session rowid are broken by id.
+   */
+  readonly sessionsView?: boolean | undefined;
+  /**
+   * A table or view (an SQL name, not user input) whose `id` column lists sessions to leave
+   * out: `s.id NOT IN (SELECT id FROM …)`. A store reading a newer agent's file names the
+   * sessions the agent flags hidden (or archived) this way.
+   */
+  readonly excludedSessions?: string | undefined;
 }
+
+const SQL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** SQL conditions and their parameters for `filters`, each prefixed with ` AND `. */
 export function filterSql(filters: SearchFilters): { sql: string; params: string[] } {
   let sql = "";
+  if (filters.excludedSessions !== undefined) {
+    if (!SQL_NAME.test(filters.excludedSessions)) {
+      throw new TypeError(`excludedSessions must be a plain SQL name, not ${filters.excludedSessions}`);
+    }
+    sql += ` AND s.id NOT IN (SELECT id FROM ${filters.excludedSessions})`;
+  }
   const params: string[] = [];
   const marks = (n: number) => Array.from({ length: n }, () => "?").join(",");
   if (filters.sourceFilter !== undefined && filters.sourceFilter !== null) {
@@ -119,7 +138,10 @@ export function idListSearchSql(filters: SearchFilters = {}): string {
  */
 export function newestFirstOrderSql(filters: SearchFilters = {}): string {
   const viaSources = filters.sourceFilter !== undefined && filters.sourceFilter !== null;
-  return viaSources ? "m.timestamp DESC, s.source ASC, s.rowid ASC, m.id DESC" : "m.timestamp DESC, m.id ASC";
+  const session = filters.sessionsView === true ? "s.id" : "s.rowid";
+  return viaSources
+    ? `m.timestamp DESC, s.source ASC, ${session} ASC, m.id DESC`
+    : "m.timestamp DESC, m.id ASC";
 }
 
 function substringSelect(ids: string, filters: SearchFilters): string {

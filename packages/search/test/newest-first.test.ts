@@ -2,15 +2,10 @@ import { CORE_INDEXES, CORE_TABLES } from "@hermes/schema";
 import {
   backfillCjkChunk,
   CJK_INDEX_TABLE,
-  CJK_STATE_TABLE,
   cjkGramToken,
-  cjkIndexNeedsUpgrade,
-  cjkIndexPresence,
   cjkOrderUsable,
   createCjkIndex,
-  drainCjkQueue,
   FTS_TABLE,
-  fillTimestampBlocksChunk,
   ftsTableScript,
   newestMatchCandidates,
   planSearch,
@@ -21,7 +16,7 @@ import Database from "better-sqlite3";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type ReferenceFilters, referenceSearch } from "./helpers/reference-search.js";
-import { recordingExecutor } from "./helpers/search-db.js";
+import { catchUp, recordingExecutor } from "./helpers/search-db.js";
 
 // Short CJK terms come newest first, as the reference's `LIKE … ORDER BY m.timestamp DESC`
 // returns them, ties included; the early stop on the timestamp blocks must never change that.
@@ -54,17 +49,6 @@ function fileWith(sessions: readonly string[], rows: readonly Row[]): Database.D
   );
   for (const r of rows) add.run(r.id, `s${r.session}`, r.role, r.text, r.timestamp);
   return db;
-}
-
-/** What the store does before a short-CJK query, synchronously: create/upgrade, backfill, fill, drain. */
-function catchUp(db: Database.Database): void {
-  const exec = recordingExecutor(db);
-  db.transaction(() => {
-    if (cjkIndexPresence(exec) !== "present" || cjkIndexNeedsUpgrade(exec)) createCjkIndex(exec);
-    while (backfillCjkChunk(exec, 97).remaining > 0);
-    while (fillTimestampBlocksChunk(exec, CJK_STATE_TABLE, 300).remaining > 0);
-    while (drainCjkQueue(exec, 97) > 0);
-  })();
 }
 
 interface Query extends ReferenceFilters {

@@ -12,6 +12,8 @@ export interface ConnectionPragmas {
   /** Bytes the WAL is truncated to after a checkpoint resets it. */
   readonly journalSizeLimit: number;
   readonly readOnly: boolean;
+  /** Open this in-memory image of the file instead of the file (a read-only snapshot). */
+  readonly image?: Buffer;
 }
 
 /**
@@ -28,9 +30,9 @@ export class DatabaseConnection implements SqlExecutor {
   constructor(path: string, pragmas: ConnectionPragmas) {
     this.path = path;
     this.busyTimeoutMs = Math.max(0, Math.floor(pragmas.busyTimeoutMs));
-    this.db = new Database(path, {
+    this.db = new Database(pragmas.image ?? path, {
       readonly: pragmas.readOnly,
-      fileMustExist: pragmas.readOnly,
+      fileMustExist: pragmas.readOnly && pragmas.image === undefined,
       timeout: pragmas.busyTimeoutMs,
     });
     try {

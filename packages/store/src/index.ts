@@ -1,6 +1,7 @@
 // The SQLite adapter (openSessionStore, the SessionStore class, resolveStatePath, the SQLite
-// version check) and, re-exported from @hermes/core so that `@hermes/store` alone serves the API
-// of API.md, the errors, title rules, formats and types a user of the SQLite store meets.
+// version check, read-only access to a file) and, re-exported from @hermes/core so that
+// `@hermes/store` alone serves the API of API.md, the errors, title rules, formats and types a
+// user of the SQLite store meets.
 export {
   type AnthropicContentBlock,
   type AnthropicConversation,
@@ -40,11 +41,13 @@ export {
   type PortableSession,
   type RenderableSession,
   type RichSessionRow,
+  SchemaNewerError,
   type SearchHit,
   type SearchIndexProgress,
   type SearchIndexReport,
   type SearchIndexStatus,
   type SearchMessagesOptions,
+  type SearchSessionsOptions,
   type SessionExport,
   SessionNotFoundError,
   type SessionRow,
@@ -55,6 +58,7 @@ export {
   type StoreChange,
   StoreClosedError,
   StoreCorruptError,
+  StoreReadOnlyError,
   sanitizeTitle,
   sessionsToJsonl,
   sessionToMarkdown,
@@ -69,6 +73,9 @@ export {
   writeJsonl,
 } from "@hermes/core";
 export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
+export type { FileFeatures, FileProfile } from "./file-profile.js";
+export { type StoreAccess, writeBlocker as whyNotWritable } from "./open-read-only-store.js";
 export { type OpenSessionStoreOptions, openSessionStore } from "./open-session-store.js";
+export { openReadOnlyDatabase, type ReadOnlyAccess, type ReadOnlyDatabase } from "./read-only-file.js";
 export { SessionStore } from "./session-store.js";
 export { resolveStatePath } from "./state-path.js";

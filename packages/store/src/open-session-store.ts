@@ -1,12 +1,22 @@
 // Opening a state.db: options checked, a new file created atomically, the SQLite version and WAL
 // mode checked, the migrations run, and the write path (queue, writers' turns, shared commits) set up.
-import { BackendError, HermesStoreError, InvalidArgumentError } from "@hermes/core";
+// A read-only open, a newer agent's file and a file this process cannot write take the read-only
+// path instead (open-read-only-store.ts), before anything could write.
+import { existsSync } from "node:fs";
+import {
+  BackendError,
+  HermesStoreError,
+  InvalidArgumentError,
+  SchemaNewerError,
+  StoreReadOnlyError,
+} from "@hermes/core";
 import {
   composeChain,
   coreSchema,
   type MigrationProgress,
   type MigrationReport,
   runMigrations,
+  SCHEMA_VERSION,
 } from "@hermes/schema";
 import { searchSchema } from "@hermes/search";
 import { DatabaseConnection } from "./database-connection.js";
@@ -18,6 +28,12 @@ import {
   verifyOpenedDatabase,
 } from "./database-file.js";
 import { ensureParentDirectory, refuseSymlinks, tightenPermissions } from "./file-security.js";
+import {
+  newerSchemaVersion,
+  openReadOnlyParts,
+  type ReadOnlyCause,
+  writeBlocker,
+} from "./open-read-only-store.js";
 import { SessionStore, walSize } from "./session-store.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
@@ -32,11 +48,35 @@ import { WriteQueue } from "./write/write-queue.js";
 export interface OpenSessionStoreOptions {
   /** Database file; default `resolveStatePath()`. The parent directory is created (0700). */
   path?: string;
+  /**
+   * `true`: open an existing file for reading only. Nothing is written or created (no
+   * `-wal`/`-shm` SQLite does not need, no `<path>-writers/` folder, no index of ours, no
+   * temporary file), no mode is changed and the journal mode stays what it is; every write
+   * method rejects with `STORE_READ_ONLY`. See the package README for how a file is read.
+   *
+   * Unset (the default): read-write, except that a file written by a newer Hermes Agent
+   * (`schema_version` above 11) opens read-only (its writes reject with `SCHEMA_NEWER`), and
+   * so does a file this process cannot write (its folder, the file or a sidecar not writable,
+   * a read-only file system); `readOnlyReason` says why.
+   *
+   * `false`: read-write or fail: `SCHEMA_NEWER` for a newer agent's file, `STORE_READ_ONLY`
+   * for a file this process cannot write.
+   */
+  readOnly?: boolean;
+  /**
+   * Read-only opens: largest WAL-mode file (with no `-wal` beside it) read into memory rather
+   * than through a read-only connection, which would leave empty `-wal`/`-shm` files behind
+   * (default 256 MiB). In a folder this process cannot write, memory is the only way, whatever
+   * the size.
+   */
+  readOnlySnapshotMaxBytes?: number;
   /** Total patience of one write under contention, in ms (default 30 000), then `STORE_BUSY`. */
   writeDeadlineMs?: number;
   /**
-   * SQLite's own busy handler, in ms (default 5). Kept short because better-sqlite3 waits
-   * synchronously, freezing the event loop; longer waits happen between attempts, on timers.
+   * SQLite's own busy handler, in ms (default 5; 1000 for a read-only store, whose reads of a
+   * rollback-journal file wait while a writer commits). Kept short because better-sqlite3
+   * waits synchronously, freezing the event loop; longer waits happen between attempts, on
+   * timers.
    */
   busyTimeoutMs?: number;
   /** Durability (default `FULL`, as the reference). `NORMAL` may lose the last commits on power loss. */
@@ -114,9 +154,12 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * await store.appendMessage({ sessionId: id, role: "user", content: "hello" });
  * await store.close();
  */
-export async function openSessionStore(options: OpenSessionStoreOptions = {}): Promise<SessionStore> {
+export async function openSessionStore(
+  optionsOrPath: OpenSessionStoreOptions | string = {},
+): Promise<SessionStore> {
+  const options = typeof optionsOrPath === "string" ? { path: optionsOrPath } : optionsOrPath;
   if (typeof options !== "object" || options === null) {
-    throw new InvalidArgumentError("options", "openSessionStore options must be an object");
+    throw new InvalidArgumentError("options", "openSessionStore options must be an object or a path");
   }
   const path = options.path ?? resolveStatePath();
   if (typeof path !== "string" || path.length === 0) {
@@ -139,7 +182,31 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     DEFAULT_WRITE_POLICY.maxGroupSize,
   );
   const walMaxBytes = positiveInteger("walMaxBytes", options.walMaxBytes, DEFAULT_WRITE_POLICY.walMaxBytes);
+  if (options.readOnly !== undefined && typeof options.readOnly !== "boolean") {
+    throw new InvalidArgumentError("readOnly", "readOnly must be a boolean");
+  }
+  positiveInteger("readOnlySnapshotMaxBytes", options.readOnlySnapshotMaxBytes, 1);
   refuseSymlinks(path);
+  if (options.readOnly === true) {
+    if (!(await preflightDatabaseFile(path))) {
+      throw new StoreReadOnlyError(
+        path,
+        "there is no database there, and a read-only open creates nothing",
+        "A read-only open",
+      );
+    }
+    return openReadOnlyStore(path, { kind: "requested" }, options);
+  }
+  // An existing file this process cannot write (another user's folder, a read-only mount) is
+  // read, not refused: SQLite would fail on its first write with "attempt to write a readonly database".
+  if (existsSync(path) && (await preflightDatabaseFile(path))) {
+    const blocker = writeBlocker(path);
+    if (blocker !== null) {
+      if (options.readOnly === false)
+        throw new StoreReadOnlyError(path, blocker, "A writable open (readOnly: false)");
+      return openReadOnlyStore(path, { kind: "unwritable", reason: blocker }, options);
+    }
+  }
   ensureParentDirectory(path);
   const pragmas = {
     busyTimeoutMs: options.busyTimeoutMs ?? 5,
@@ -179,6 +246,20 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     conn = new DatabaseConnection(path, pragmas);
   } catch (error) {
     throw mapSqliteError(error, path);
+  }
+  // Before anything that writes (mode, journal mode, sidecar folder, upgrade): a newer agent's
+  // file is read with its rules and never written.
+  const newer = newerSchemaVersion(conn);
+  if (newer !== null) {
+    if (options.readOnly === false) {
+      throw new SchemaNewerError(
+        path,
+        newer,
+        SCHEMA_VERSION,
+        "a writable open (readOnly: false) was refused",
+      );
+    }
+    return openReadOnlyStore(path, { kind: "newer", fileVersion: newer }, options);
   }
   try {
     verifyOpenedDatabase(conn);
@@ -228,6 +309,18 @@ export async function openSessionStore(options: OpenSessionStoreOptions = {}): P
     conn.close();
     throw mapSqliteError(error, path);
   }
+}
+
+/** A store that reads an existing file and writes nothing (see `open-read-only-store.ts`). */
+function openReadOnlyStore(
+  path: string,
+  cause: ReadOnlyCause,
+  options: OpenSessionStoreOptions,
+): SessionStore {
+  const { state, writes, report } = openReadOnlyParts(path, cause, options);
+  const clock = options.clock ?? (() => Date.now() / 1000);
+  const sqliteVersion = String(state.file.conn.db.prepare("SELECT sqlite_version() AS v").pluck().get());
+  return new SessionStore(state.file.conn, writes, report, clock, sqliteVersion, undefined, undefined, state);
 }
 
 /** Refuses a SQLite older than {@link MIN_SQLITE_VERSION} unless allowed. */

@@ -26,6 +26,7 @@ import type {
   SearchIndexProgress,
   SearchIndexReport,
   SearchMessagesOptions,
+  SearchSessionsOptions,
   SessionExport,
   SessionRow,
   SessionStore as SessionStoreContract,
@@ -41,6 +42,14 @@ import type {
 import { exportFilter, StoreClosedError } from "@hermes/core";
 import type { MigrationReport } from "@hermes/schema";
 import type { DatabaseConnection } from "./database-connection.js";
+import type { FileProfile } from "./file-profile.js";
+import {
+  causeText,
+  type ReadOnlyStoreState,
+  readOnlyContext,
+  type StoreAccess,
+  storeAccess,
+} from "./open-read-only-store.js";
 import * as conversation from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";
@@ -59,8 +68,8 @@ import type { WriteQueue } from "./write/write-queue.js";
 /**
  * The session store on SQLite: sessions, messages, titles, lineage, search, export and retention
  * over one `state.db`, file-compatible with Hermes Agent. Open it with `openSessionStore`. It
- * implements the `SessionStore` interface of `@hermes/core` (documented there); `path` and
- * `migration` are its own.
+ * implements the `SessionStore` interface of `@hermes/core` (documented there); `path`,
+ * `migration`, `access` and `fileProfile` are its own.
  *
  * Every method is async. Writes go through one queue of `BEGIN IMMEDIATE … COMMIT` units that
  * wait for other processes' locks on timers, never in SQLite's blocking busy handler.
@@ -72,6 +81,7 @@ export class SessionStore implements SessionStoreContract {
   readonly #ctx: StoreContext;
   readonly #migration: MigrationReport;
   readonly #backend: SqliteBackendInfo;
+  readonly #readOnly: ReadOnlyStoreState | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -84,13 +94,18 @@ export class SessionStore implements SessionStoreContract {
     sqliteVersion: string,
     turns?: HandoffQueue,
     shared?: SharedCommits,
+    readOnly?: ReadOnlyStoreState,
   ) {
     this.#conn = conn;
     this.#backend = Object.freeze({ kind: "sqlite", path: conn.path, sqliteVersion });
     this.#turns = turns;
     this.#writes = writes;
     this.#migration = migration;
-    this.#ctx = { conn, writes, path: conn.path, now: clock };
+    this.#readOnly = readOnly;
+    this.#ctx =
+      readOnly === undefined
+        ? { conn, writes, path: conn.path, now: clock }
+        : readOnlyContext(readOnly, writes, clock);
     shared?.register("appendMessage", messages.sharedAppends(this.#ctx));
   }
 
@@ -109,14 +124,53 @@ export class SessionStore implements SessionStoreContract {
     return this.#migration;
   }
 
+  /** Whether every write rejects (see `readOnly` of `OpenSessionStoreOptions`). */
+  get readOnly(): boolean {
+    return this.#readOnly !== undefined;
+  }
+
+  /** Why writes are impossible, in words (e.g. `the folder … is not writable`); `null` when writable. */
+  get readOnlyReason(): string | null {
+    return this.#readOnly === undefined ? null : causeText(this.#readOnly.cause);
+  }
+
+  /** How the store reaches its file: mode, why it is read-only, schema version, journal mode. */
+  get access(): StoreAccess {
+    return storeAccess(this.#readOnly);
+  }
+
+  /** What a read-only store found in its file (columns, tables, newer agents' features); `null` when writable. */
+  get fileProfile(): FileProfile | null {
+    return this.#readOnly?.file.profile ?? null;
+  }
+
   #use(): StoreContext {
     if (this.#closed) throw new StoreClosedError();
     return this.#ctx;
   }
 
+  /** The context for a read outside `#read`: a read-only snapshot is brought up to date first. */
+  #fresh(): StoreContext {
+    const ctx = this.#use();
+    try {
+      this.#readOnly?.file.refresh();
+    } catch (error) {
+      throw mapSqliteError(error, ctx.path);
+    }
+    return ctx;
+  }
+
+  /** The context for a write, or the read-only refusal (before any validation or effect). */
+  #write(action: string): StoreContext {
+    const ctx = this.#use();
+    if (this.#readOnly !== undefined) throw this.#readOnly.refusal(action);
+    return ctx;
+  }
+
   async #read<T>(fn: (ctx: StoreContext) => T): Promise<T> {
     const ctx = this.#use();
     try {
+      this.#readOnly?.file.refresh();
       return fn(ctx);
     } catch (error) {
       // A damaged file seen by a read stops every later write and checkpoint of this store.
@@ -129,26 +183,26 @@ export class SessionStore implements SessionStoreContract {
 
   /** Creates a session; an existing id is left as it is (first write wins). Returns the id. */
   async createSession(s: CreateSessionInput): Promise<string> {
-    return sessions.createSession(this.#use(), s);
+    return sessions.createSession(this.#write("createSession"), s);
   }
   /** Creates the session if missing (`source` defaults to `unknown`); never overwrites. */
   async ensureSession(s: EnsureSessionInput): Promise<void> {
-    return sessions.ensureSession(this.#use(), s);
+    return sessions.ensureSession(this.#write("ensureSession"), s);
   }
   /** Marks a session ended; the first end wins. */
   async endSession(id: string, endReason: string): Promise<void> {
-    return sessions.endSession(this.#use(), id, endReason);
+    return sessions.endSession(this.#write("endSession"), id, endReason);
   }
   /** Clears `ended_at` and `end_reason`. */
   async reopenSession(id: string): Promise<void> {
-    return sessions.reopenSession(this.#use(), id);
+    return sessions.reopenSession(this.#write("reopenSession"), id);
   }
   async updateSystemPrompt(id: string, systemPrompt: string): Promise<void> {
-    return sessions.updateSystemPrompt(this.#use(), id, systemPrompt);
+    return sessions.updateSystemPrompt(this.#write("updateSystemPrompt"), id, systemPrompt);
   }
   /** Adds (or with `absolute`, sets) token, cost and API-call counters. */
   async updateTokenCounts(id: string, u: UpdateTokenCountsInput = {}): Promise<void> {
-    return sessions.updateTokenCounts(this.#use(), id, u);
+    return sessions.updateTokenCounts(this.#write("updateTokenCounts"), id, u);
   }
   async getSession(id: string): Promise<SessionRow | null> {
     return this.#read((ctx) => sessions.getSession(ctx, id));
@@ -166,13 +220,17 @@ export class SessionStore implements SessionStoreContract {
 
   // Listing and lineage -------------------------------------------------------------------
 
-  async searchSessions(o?: {
-    source?: string;
-    limit?: number;
-    offset?: number;
-  }): Promise<SessionWithLastActive[]> {
+  /**
+   * Sessions, most recently active first. On a newer agent's file, archived and hidden sessions
+   * are left out unless `includeArchived` / `includeHidden`.
+   */
+  async searchSessions(o?: SearchSessionsOptions): Promise<SessionWithLastActive[]> {
     return this.#read((ctx) => listing.searchSessions(ctx, o));
   }
+  /**
+   * Sessions for a picker, newest first, with `last_active` and `preview`. On a newer agent's
+   * file, archived and hidden sessions are left out unless `includeArchived` / `includeHidden`.
+   */
   async listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]> {
     return this.#read((ctx) => listing.listSessionsRich(ctx, o));
   }
@@ -187,7 +245,7 @@ export class SessionStore implements SessionStoreContract {
 
   /** Sets (or with `null`/blank, clears) a title; `false` for an unknown session. */
   async setSessionTitle(id: string, title: string | null): Promise<boolean> {
-    return titles.setSessionTitle(this.#use(), id, title);
+    return titles.setSessionTitle(this.#write("setSessionTitle"), id, title);
   }
   async getSessionTitle(id: string): Promise<string | null> {
     return this.#read((ctx) => titles.getSessionTitle(ctx, id));
@@ -206,14 +264,14 @@ export class SessionStore implements SessionStoreContract {
 
   /** Appends a message and bumps the session's counters in one transaction; returns its id. */
   async appendMessage(m: AppendMessageInput): Promise<number> {
-    return messages.appendMessage(this.#use(), m);
+    return messages.appendMessage(this.#write("appendMessage"), m);
   }
   /**
    * Appends several messages (e.g. one agent turn) all or none, in one transaction; returns
    * their row ids in order. Any invalid message or unknown session writes nothing.
    */
   async appendMessages(batch: readonly AppendMessageInput[]): Promise<number[]> {
-    return messages.appendMessages(this.#use(), batch);
+    return messages.appendMessages(this.#write("appendMessages"), batch);
   }
   async getMessages(sessionId: string): Promise<MessageRow[]> {
     return this.#read((ctx) => messages.getMessages(ctx, sessionId));
@@ -225,7 +283,7 @@ export class SessionStore implements SessionStoreContract {
     return this.#read((ctx) => conversation.getMessagesAsConversation(ctx, sessionId, o));
   }
   async clearMessages(sessionId: string): Promise<void> {
-    return messages.clearMessages(this.#use(), sessionId);
+    return messages.clearMessages(this.#write("clearMessages"), sessionId);
   }
 
   // Search ----------------------------------------------------------------------------------
@@ -236,7 +294,7 @@ export class SessionStore implements SessionStoreContract {
    */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
     try {
-      return await search.searchMessages(this.#use(), query, o);
+      return await search.searchMessages(this.#fresh(), query, o);
     } catch (error) {
       this.#writes.noteError(error);
       throw error;
@@ -244,11 +302,11 @@ export class SessionStore implements SessionStoreContract {
   }
   /** State of every search index: the reference's FTS5 tables and the short-CJK index. */
   async verifySearchIndex(): Promise<SearchIndexReport> {
-    return search.verifySearchIndex(this.#use());
+    return search.verifySearchIndex(this.#fresh());
   }
   /** Rebuilds every search index from `messages` (FTS5 `rebuild` holds the write lock per table). */
   async rebuildSearchIndex(o?: { onProgress?: (progress: SearchIndexProgress) => void }): Promise<void> {
-    return search.rebuildSearchIndex(this.#use(), o);
+    return search.rebuildSearchIndex(this.#write("rebuildSearchIndex"), o);
   }
 
   // Export, retention, metadata -----------------------------------------------------------
@@ -262,26 +320,26 @@ export class SessionStore implements SessionStoreContract {
     return this.#read((ctx) => retention.exportAll(ctx, o));
   }
   async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
-    return retention.deleteSession(this.#use(), id, o);
+    return retention.deleteSession(this.#write("deleteSession"), id, o);
   }
   async pruneSessions(o?: {
     olderThanDays?: number;
     source?: string;
     sessionsDir?: string;
   }): Promise<number> {
-    return retention.pruneSessions(this.#use(), o);
+    return retention.pruneSessions(this.#write("pruneSessions"), o);
   }
   async getMeta(key: string): Promise<string | null> {
     return this.#read((ctx) => retention.getMeta(ctx, key));
   }
   async setMeta(key: string, value: string): Promise<void> {
-    return retention.setMeta(this.#use(), key, value);
+    return retention.setMeta(this.#write("setMeta"), key, value);
   }
   async vacuum(): Promise<void> {
-    return retention.vacuum(this.#use());
+    return retention.vacuum(this.#write("vacuum"));
   }
   async maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
-    return retention.maybeAutoPruneAndVacuum(this.#use(), o);
+    return retention.maybeAutoPruneAndVacuum(this.#write("maybeAutoPruneAndVacuum"), o);
   }
 
   // Portability: streaming export and import, bounded reads, forks, lineage, usage ---------
@@ -291,25 +349,25 @@ export class SessionStore implements SessionStoreContract {
    * session at a time, from one consistent snapshot, paging through the database.
    */
   exportStream(o?: ExportStreamOptions): AsyncIterable<PortableSession> {
-    const ctx = this.#use();
+    const ctx = this.#fresh();
     exportFilter(o);
     return this.#guard(portable.exportStream(ctx, o));
   }
   /** Writes the JSONL interchange format (header line, then one session per line) in constant memory. */
   async exportJsonl(destination: JsonlDestination, o?: ExportStreamOptions): Promise<ExportReport> {
-    return portable.exportJsonl(this.#use(), destination, o);
+    return portable.exportJsonl(this.#fresh(), destination, o);
   }
   /** A Markdown rendering of a session, or `null` for an unknown session. */
   async exportSessionMarkdown(id: string): Promise<string | null> {
-    return portable.exportSessionMarkdown(this.#use(), id);
+    return portable.exportSessionMarkdown(this.#fresh(), id);
   }
   /** Imports sessions from a JSONL file or an iterable; idempotent, parents before children. */
   async importSessions(source: ImportSource, o?: ImportSessionsOptions): Promise<ImportReport> {
-    return portable.importSessions(this.#use(), source, o);
+    return portable.importSessions(this.#write("importSessions"), source, o);
   }
   /** A session's messages page by page (cursor `afterId`), in conversation order. */
   iterMessages(sessionId: string, o?: IterMessagesOptions): AsyncIterable<MessageRow> {
-    return this.#guard(portable.iterMessages(this.#use(), sessionId, o));
+    return this.#guard(portable.iterMessages(this.#fresh(), sessionId, o));
   }
   /** The last messages of a session, bounded by count and tokens, without reading the rest. */
   async getConversationWindow(sessionId: string, o?: ConversationWindowOptions): Promise<ConversationWindow> {
@@ -324,7 +382,7 @@ export class SessionStore implements SessionStoreContract {
   }
   /** Forks a session inside the database (messages up to `atMessageId`); returns the new row. */
   async forkSession(id: string, o?: ForkSessionOptions): Promise<SessionRow> {
-    return portable.forkSession(this.#use(), id, o);
+    return portable.forkSession(this.#write("forkSession"), id, o);
   }
   /** Ancestors and descendants of a session with the kind of each link, or `null`. */
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
@@ -381,6 +439,10 @@ export class SessionStore implements SessionStoreContract {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      if (this.#readOnly !== undefined) {
+        this.#readOnly.file.close();
+        return;
+      }
       await this.#writes.whenIdle();
       // Best effort: TRUNCATE waits only the short busy timeout for readers, then degrades to
       // copying what it can, like PASSIVE (as the reference's close, never an error).

@@ -1,4 +1,5 @@
 import type { DatabaseConnection } from "./database-connection.js";
+import type { ProfileReads } from "./file-views.js";
 import type { WriteQueue } from "./write/write-queue.js";
 
 /** What every operation module receives from the store. */
@@ -8,4 +9,18 @@ export interface StoreContext {
   readonly path: string;
   /** The clock, in Unix epoch seconds (float); replaceable in tests. */
   now(): number;
+  /**
+   * SQL of the reads that differ for a file laid out otherwise than the reference's v11 (a
+   * newer agent's, see `file-views.ts`); absent or `null` for a v11 file.
+   */
+  readonly reads?: ProfileReads | null;
+  /**
+   * Set when the store writes nothing (see `read-only-file.ts`): a connection on the same view
+   * of the file for a read that spans awaits, and `refresh`, which brings a snapshot up to date
+   * (for a long-lived read such as the change feed; errors mapped like the store's).
+   */
+  readonly readOnly?: {
+    reader(): { conn: DatabaseConnection; own: boolean; release(): void };
+    refresh(): void;
+  };
 }

@@ -1,7 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { HermesStoreError, openSessionStore, type SessionStore } from "@hermes/store";
+import {
+  HermesStoreError,
+  type OpenSessionStoreOptions,
+  openSessionStore,
+  type SessionStore,
+} from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { startChild } from "./helpers/child-process.js";
@@ -12,7 +17,7 @@ afterEach(async () => {
   for (const store of opened.splice(0)) await store.close();
 });
 
-async function open(options: Parameters<typeof openSessionStore>[0] = {}): Promise<SessionStore> {
+async function open(options: OpenSessionStoreOptions = {}): Promise<SessionStore> {
   const store = await openSessionStore({ path: join(tempDir("hermes-group-"), "state.db"), ...options });
   opened.push(store);
   return store;

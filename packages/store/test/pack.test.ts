@@ -147,6 +147,7 @@ describeSessionStoreConformance({
   name: "sqlite",
   open: (options) =>
     openSessionStore({ path: join(mkdtempSync(join(tmpdir(), "conformance-")), "state.db"), ...options }),
+  openReadOnly: (store) => openSessionStore({ path: store.path, readOnly: true }),
 });
 `;
 

@@ -48,7 +48,7 @@ describe.skipIf(why !== null)("a full disk", () => {
 });
 
 describe.skipIf(why !== null)("a read-only file system", () => {
-  it("opening an existing database there fails with a clear typed error", async () => {
+  it("a writable open of an existing database there fails with a clear typed error", async () => {
     const dir = mountTmpfs("4m");
     const path = join(dir, "state.db");
     const store = await openSessionStore({ path });
@@ -57,7 +57,7 @@ describe.skipIf(why !== null)("a read-only file system", () => {
     remountReadOnly(dir);
     let error: unknown;
     try {
-      const again = await openSessionStore({ path });
+      const again = await openSessionStore({ path, readOnly: false });
       await again.close();
     } catch (e) {
       error = e;
@@ -65,6 +65,31 @@ describe.skipIf(why !== null)("a read-only file system", () => {
     expect(error).toBeInstanceOf(HermesStoreError);
     expect(["STORE_READ_ONLY"]).toContain((error as HermesStoreError).code);
     expect((error as Error).message).toContain(path);
+  });
+
+  it("a default open of an existing database there reads it, and says why writes are refused", async () => {
+    const dir = mountTmpfs("4m");
+    const path = join(dir, "state.db");
+    const store = await openSessionStore({ path });
+    await store.createSession({ id: "s", source: "cli" });
+    await store.appendMessage({ sessionId: "s", role: "user", content: "kept on a read-only mount" });
+    await store.close();
+    remountReadOnly(dir);
+    const again = await openSessionStore({ path });
+    try {
+      expect(again.readOnly).toBe(true);
+      expect(again.readOnlyReason).toContain("read-only file system");
+      expect((await again.getMessages("s")).map((m) => m.content)).toEqual(["kept on a read-only mount"]);
+      expect((await again.searchMessages("mount")).map((h) => h.session_id)).toEqual(["s"]);
+      const refused = await again
+        .appendMessage({ sessionId: "s", role: "user", content: "x" })
+        .catch((e) => e);
+      expect(refused).toBeInstanceOf(HermesStoreError);
+      expect((refused as HermesStoreError).code).toBe("STORE_READ_ONLY");
+      expect((refused as Error).message).toContain(path);
+    } finally {
+      await again.close();
+    }
   });
 
   it("creating a new database there fails with a clear typed error", async () => {

@@ -4,8 +4,9 @@ import { openSessionStore } from "@hermes/store";
 import { tempDir } from "./helpers/temp-dir.js";
 
 // The SessionStore contract (@hermes/conformance), run against the SQLite backend: each store
-// a new file in a temp directory.
+// a new file in a temp directory; a read-only store opens the same file with `readOnly: true`.
 describeSessionStoreConformance({
   name: "sqlite",
   open: (options) => openSessionStore({ path: join(tempDir(), "state.db"), ...options }),
+  openReadOnly: (store) => openSessionStore({ path: store.path, readOnly: true }),
 });

@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import { openSessionStore, type StoreChange } from "@hermes/store";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { startChild } from "./helpers/child-process.js";
-import { copyOfSample, tempDir } from "./helpers/temp-dir.js";
+import { copyOfFixture, copyOfSample, SAMPLE_DB, tempDir, V30_SAMPLE_DB } from "./helpers/temp-dir.js";
 
 /** Pulls changes from a feed until `done` says it has what it waits for (or 10 s pass). */
 async function collect(
@@ -130,5 +131,66 @@ describe("watchChanges: a change feed over the file", { timeout: 60_000 }, () =>
     await store.close();
     await expect(pending).rejects.toMatchObject({ code: "STORE_CLOSED" });
     expect(() => store.watchChanges()).toThrow(expect.objectContaining({ code: "STORE_CLOSED" }));
+  });
+});
+
+describe("watchChanges on a read-only store", { timeout: 60_000 }, () => {
+  it("a snapshot of a v11 file follows a writer that starts later", async () => {
+    const path = copyOfFixture(SAMPLE_DB, 0o600);
+    const reader = await openSessionStore({ path, readOnly: true });
+    const ac = new AbortController();
+    try {
+      expect(reader.access.readOnlyAccess).toBe("snapshot");
+      const feed = reader
+        .watchChanges({ signal: ac.signal, intervalMs: 20, includeMessages: true })
+        [Symbol.asyncIterator]();
+      const first = feed.next();
+      const writer = await openSessionStore({ path });
+      await writer.createSession({ id: "late", source: "cli" });
+      await writer.appendMessage({ sessionId: "late", role: "user", content: "written after the reader" });
+      const changes = [(await first).value as StoreChange];
+      changes.push(...(await collect(feed, (all) => [...changes, ...all].some((c) => c.messages?.length))));
+      expect(changes.flatMap((c) => c.newSessionIds)).toEqual(["late"]);
+      expect(changes.flatMap((c) => c.messages ?? []).map((m) => m.content)).toEqual([
+        "written after the reader",
+      ]);
+      await writer.close();
+    } finally {
+      ac.abort();
+      await reader.close();
+    }
+  });
+
+  it("a newer agent's file (read through views) reports the agent's new sessions and displayed messages", async () => {
+    const path = copyOfFixture(V30_SAMPLE_DB);
+    const store = await openSessionStore(path);
+    const ac = new AbortController();
+    try {
+      expect(store.readOnly).toBe(true);
+      const feed = store
+        .watchChanges({ signal: ac.signal, intervalMs: 20, includeMessages: true })
+        [Symbol.asyncIterator]();
+      const first = feed.next();
+      // The agent writes: a new session and its first message (its own triggers run).
+      const agent = new Database(path);
+      agent
+        .prepare("INSERT INTO sessions (id, source, started_at) VALUES ('agent-new', 'cli', 1767300000)")
+        .run();
+      agent
+        .prepare(
+          "INSERT INTO messages (session_id, role, content, timestamp, active) VALUES ('agent-new', 'user', 'from the agent', 1767300001, 1)",
+        )
+        .run();
+      agent.close();
+      const changes = [(await first).value as StoreChange];
+      changes.push(...(await collect(feed, (all) => [...changes, ...all].some((c) => c.messages?.length))));
+      expect(changes.flatMap((c) => c.newSessionIds)).toEqual(["agent-new"]);
+      expect(changes.flatMap((c) => c.messages ?? []).map((m) => [m.session_id, m.content])).toEqual([
+        ["agent-new", "from the agent"],
+      ]);
+    } finally {
+      ac.abort();
+      await store.close();
+    }
   });
 });

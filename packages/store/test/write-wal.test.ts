@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { openSessionStore, type SessionStore } from "@hermes/store";
+import { type OpenSessionStoreOptions, openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { startChild } from "./helpers/child-process.js";
@@ -11,7 +11,7 @@ afterEach(async () => {
   for (const store of opened.splice(0)) await store.close();
 });
 
-async function open(options: Parameters<typeof openSessionStore>[0] = {}): Promise<SessionStore> {
+async function open(options: OpenSessionStoreOptions = {}): Promise<SessionStore> {
   const store = await openSessionStore({ path: join(tempDir("hermes-wal-"), "state.db"), ...options });
   opened.push(store);
   return store;

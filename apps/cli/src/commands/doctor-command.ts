@@ -2,12 +2,11 @@ import { existsSync, lstatSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import type { SearchIndexReport } from "@hermes/search";
-import { openSessionStore, type SessionStore } from "@hermes/store";
-import Database from "better-sqlite3";
+import { openSessionStore, type SessionStore, whyNotWritable } from "@hermes/store";
 import { Command } from "commander";
 import { CliError, errorLine } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
-import { locateDatabase, peekSchemaVersion, requireExisting } from "../open-database.js";
+import { locateDatabase, openFileReadOnly, requireExisting } from "../open-database.js";
 import { formatBytes } from "../render/format-time.js";
 import { createProgress } from "../render/progress.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
@@ -56,25 +55,62 @@ function fileChecks(path: string): DoctorCheck[] {
   return checks;
 }
 
-/** Checks that only read: they go through a read-only connection and never change the file. */
-function readOnlyChecks(path: string): DoctorCheck[] {
-  const checks: DoctorCheck[] = [];
-  const db = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    const version = peekSchemaVersion(path);
-    checks.push({
+/** The schema version check: ours, a newer agent's (read with its rules, never written), or old. */
+function schemaCheck(version: number | null): DoctorCheck {
+  if (version === SCHEMA_VERSION) return { name: "schema version", status: "ok", detail: `v${version}` };
+  if (version === null) {
+    return {
       name: "schema version",
-      status:
-        version === SCHEMA_VERSION ? "ok" : version !== null && version > SCHEMA_VERSION ? "warn" : "fail",
+      status: "fail",
+      detail: "no schema_version row (run 'hermes-sessions migrate')",
+    };
+  }
+  if (version > SCHEMA_VERSION) {
+    return {
+      name: "schema version",
+      status: "warn",
+      detail: `v${version}, written by a newer Hermes Agent than this tool's v${SCHEMA_VERSION}: read with the agent's rules, never written`,
+    };
+  }
+  return {
+    name: "schema version",
+    status: "fail",
+    detail: `v${version} (run 'hermes-sessions migrate' to upgrade to v${SCHEMA_VERSION})`,
+  };
+}
+
+/**
+ * Checks that only read, through a read-only handle that leaves no trace (no `-wal`/`-shm`,
+ * no mode change), so that what `doctor` reports is the file as it was.
+ */
+function readOnlyChecks(path: string): { checks: DoctorCheck[]; version: number | null } {
+  const checks: DoctorCheck[] = [];
+  const file = openFileReadOnly(path);
+  const db = file.db;
+  try {
+    const profile = file.profile;
+    checks.push(schemaCheck(profile.schemaVersion));
+    checks.push({
+      name: "journal mode",
+      status: "ok",
       detail:
-        version === SCHEMA_VERSION
-          ? `v${version}`
-          : version === null
-            ? "no schema_version row (run 'hermes-sessions migrate')"
-            : version > SCHEMA_VERSION
-              ? `v${version}, newer than this tool's v${SCHEMA_VERSION}`
-              : `v${version} (run 'hermes-sessions migrate' to upgrade to v${SCHEMA_VERSION})`,
+        profile.journalMode === "wal"
+          ? "wal"
+          : "rollback journal (a newer agent keeps its file out of WAL where SQLite has the WAL-reset bug)",
     });
+    const blocker = whyNotWritable(path);
+    const newer = profile.newer;
+    checks.push({
+      name: "access",
+      status: "ok",
+      detail:
+        blocker !== null
+          ? `read-only for this user: ${blocker}`
+          : newer
+            ? "read-only for this tool (a newer agent's file)"
+            : "read-write",
+    });
+    if (file.note !== null) checks.push({ name: "visibility", status: "warn", detail: file.note });
     const sqlite = (db.prepare("SELECT sqlite_version() AS v").get() as { v: string }).v;
     checks.push({ name: "sqlite", status: "ok", detail: sqlite });
     const integrity = (db.pragma("integrity_check(20)") as Array<{ integrity_check: string }>).map(
@@ -82,10 +118,7 @@ function readOnlyChecks(path: string): DoctorCheck[] {
     );
     const intact = integrity.length === 1 && integrity[0] === "ok";
     checks.push({ name: "integrity_check", status: intact ? "ok" : "fail", detail: integrity.join("; ") });
-    const hasSessions = db
-      .prepare("SELECT 1 FROM sqlite_master WHERE type='table' AND name='sessions'")
-      .get();
-    if (hasSessions !== undefined) {
+    if (profile.tables.has("sessions")) {
       const dupes = db
         .prepare(
           "SELECT title, COUNT(*) AS n FROM sessions WHERE title IS NOT NULL GROUP BY title HAVING COUNT(*) > 1 LIMIT 5",
@@ -96,10 +129,12 @@ function readOnlyChecks(path: string): DoctorCheck[] {
         status: dupes.length === 0 ? "ok" : "warn",
         detail: dupes.length === 0 ? "no duplicates" : dupes.map((d) => `'${d.title}' ×${d.n}`).join(", "),
       });
+      // A newer agent counts its active rows only (rewound and compacted rows are kept, inactive).
+      const counted = profile.features.visibility ? " AND m.active = 1" : "";
       const drift = db
         .prepare(
           `SELECT COUNT(*) AS n FROM sessions s
-           WHERE COALESCE(s.message_count, 0) != (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id)`,
+           WHERE COALESCE(s.message_count, 0) != (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id${counted})`,
         )
         .get() as { n: number };
       checks.push({
@@ -111,9 +146,9 @@ function readOnlyChecks(path: string): DoctorCheck[] {
             : `${drift.n} session(s) whose message_count differs from their rows`,
       });
     }
-    return checks;
+    return { checks, version: profile.schemaVersion };
   } finally {
-    db.close();
+    file.close();
   }
 }
 
@@ -136,7 +171,11 @@ function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
     return {
       name: `search index ${i.name} (${i.kind})`,
       status: status === "missing" || status === "damaged" ? "fail" : status === "building" ? "warn" : "ok",
-      detail: [words[status] ?? status, i.detail].filter(Boolean).join(": "),
+      // A read-only check says itself how far it went (no comparison with messages).
+      detail:
+        status === "ok" && i.detail !== undefined
+          ? i.detail
+          : [words[status] ?? status, i.detail].filter(Boolean).join(": "),
     };
   });
 }
@@ -162,18 +201,30 @@ export function doctorCommand(): Command {
       requireExisting(location);
       const path = location.path;
       const checks = fileChecks(path);
+      let version: number | null;
       try {
-        checks.push(...readOnlyChecks(path));
+        const found = readOnlyChecks(path);
+        checks.push(...found.checks);
+        version = found.version;
       } catch (error) {
         throw new CliError(`${path} cannot be checked: ${(error as Error).message}`, 1, { cause: error });
       }
-      const current = peekSchemaVersion(path) === SCHEMA_VERSION;
-      // The store is only opened on an up-to-date file: opening an old one would upgrade it.
+      // The store is opened read-only (the search indexes are checked without writing) on a
+      // v11 or newer file; for --repair, read-write, on a v11 file only: opening an old one
+      // would upgrade it, and a newer agent's file is never written.
+      const readable = version !== null && version >= SCHEMA_VERSION;
+      if (o.repair && version !== SCHEMA_VERSION) {
+        throw new CliError(
+          version !== null && version > SCHEMA_VERSION
+            ? `${path} has schema v${version} (a newer Hermes Agent's): repair it with that agent, not this tool`
+            : "Run 'hermes-sessions migrate' before repairing search indexes",
+        );
+      }
       let store: SessionStore | null = null;
       let openError: string | null = null;
-      if (current) {
+      if (readable) {
         try {
-          store = await openSessionStore({ path });
+          store = await openSessionStore(o.repair ? { path, readOnly: false } : { path, readOnly: true });
         } catch (error) {
           // Reported as a failed check: the rest of the report is still worth reading.
           openError = errorLine(error);
@@ -184,7 +235,6 @@ export function doctorCommand(): Command {
         if (openError !== null) {
           checks.push({ name: "open", status: "fail", detail: openError });
         } else if (store === null) {
-          if (o.repair) throw new CliError("Run 'hermes-sessions migrate' before repairing search indexes");
           checks.push({ name: "search indexes", status: "warn", detail: "not checked below schema v11" });
         } else {
           if (o.repair) {

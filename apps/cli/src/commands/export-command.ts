@@ -4,7 +4,7 @@ import { finished } from "node:stream/promises";
 import { type SessionStore, sessionToMarkdown } from "@hermes/core";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
-import { openExisting, withStore } from "../open-database.js";
+import { openForReading, withStore } from "../open-database.js";
 import { parseSince } from "../parse-options.js";
 import { createProgress, type Progress } from "../render/progress.js";
 import { resolveSession } from "../resolve-session.js";
@@ -97,7 +97,7 @@ export function exportCommand(): Command {
     )
     .action(async (ref: string | undefined, o: ExportOptions, cmd: Command) => {
       const g = globalOptions(cmd);
-      await withStore(await openExisting(g), async (store) => {
+      await withStore(await openForReading(g), async (store) => {
         const { filter, total } = await exportFilter(store, ref, o);
         // Written beside the target and renamed when complete: an interrupted export never
         // leaves a truncated file under the name asked for.

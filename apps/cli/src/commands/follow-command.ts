@@ -2,7 +2,7 @@ import type { MessageRow, SessionStore } from "@hermes/core";
 import { Command } from "commander";
 import { CliError, usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
-import { openExisting, withStore } from "../open-database.js";
+import { openForReading, withStore } from "../open-database.js";
 import { parseCount } from "../parse-options.js";
 import {
   type RenderConversationOptions,
@@ -46,7 +46,7 @@ export function followCommand(): Command {
     .action(async (ref: string | undefined, o: FollowOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       if (o.interval < 10) throw usageError(`--interval must be at least 10 ms, got ${o.interval}`);
-      await withStore(await openExisting(g), async (store) => {
+      await withStore(await openForReading(g), async (store) => {
         if (store.watchChanges === undefined) {
           throw new CliError("follow needs a state.db file: this store has no change feed yet");
         }

@@ -1,7 +1,7 @@
 import type { RichSessionRow, SessionStore } from "@hermes/core";
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
-import { openExisting, withStore } from "../open-database.js";
+import { openForReading, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
 import { parseCount } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
@@ -15,6 +15,8 @@ interface ListOptions extends SourceOptions, OutputOptions {
   limit: number;
   offset: number;
   all?: boolean;
+  includeArchived?: boolean;
+  includeHidden?: boolean;
 }
 
 /** Columns of `list --csv/--tsv`. */
@@ -56,6 +58,8 @@ export async function listRows(store: SessionStore, o: ListOptions): Promise<Lis
     limit: o.limit,
     offset: o.offset,
     includeChildren: o.all === true,
+    includeArchived: o.includeArchived === true,
+    includeHidden: o.includeHidden === true,
   });
   const out: ListRow[] = [];
   for (const row of rows) {
@@ -78,11 +82,13 @@ export function listCommand(): Command {
   )
     .option("-n, --limit <n>", "at most this many sessions", parseCount("--limit"), 20)
     .option("--offset <n>", "skip this many sessions", parseCount("--offset"), 0)
-    .option("-a, --all", "include child sessions (delegations, compression parts)");
+    .option("-a, --all", "include child sessions (delegations, compression parts)")
+    .option("--include-archived", "include sessions a newer agent marks archived (left out by default)")
+    .option("--include-hidden", "include sessions a newer agent marks hidden (left out by default)");
   return withOutputOptions(command, "rows").action(async (o: ListOptions, cmd: Command) => {
     const g = globalOptions(cmd);
     const format = outputFormat(o);
-    await withStore(await openExisting(g), async (store) => {
+    await withStore(await openForReading(g), async (store) => {
       const rows = (await listRows(store, o)) ?? [];
       if (format === "json") return printJson(rows);
       if (format !== "table") {

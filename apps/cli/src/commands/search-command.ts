@@ -2,7 +2,7 @@ import { HermesStoreError, type SearchHit } from "@hermes/store";
 import { Command } from "commander";
 import { usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
-import { openExisting, withStore } from "../open-database.js";
+import { openForReading, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
 import { choiceListOption, parseCount } from "../parse-options.js";
 import { formatTime } from "../render/format-time.js";
@@ -19,6 +19,8 @@ interface SearchOptions extends SourceOptions, OutputOptions {
   role?: string[];
   limit: number;
   offset: number;
+  includeArchived?: boolean;
+  includeHidden?: boolean;
 }
 
 /** Columns of `search --csv/--tsv`. */
@@ -99,14 +101,16 @@ export function searchCommand(): Command {
       choiceListOption("-r, --role <roles>", "only these roles (repeatable, comma-separated)", ROLES),
     )
     .option("-n, --limit <n>", "at most this many hits", parseCount("--limit"), 20)
-    .option("--offset <n>", "skip this many hits", parseCount("--offset"), 0);
+    .option("--offset <n>", "skip this many hits", parseCount("--offset"), 0)
+    .option("--include-archived", "search sessions a newer agent marks archived too (left out by default)")
+    .option("--include-hidden", "search sessions a newer agent marks hidden too (left out by default)");
   return withOutputOptions(command, "hits").action(
     async (words: string[], o: SearchOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       const format = outputFormat(o);
       const query = words.join(" ");
       if (query.trim() === "") throw usageError("The search query is empty");
-      await withStore(await openExisting(g), async (store) => {
+      await withStore(await openForReading(g), async (store) => {
         let hits: SearchHit[];
         try {
           hits = await store.searchMessages(query, {
@@ -115,6 +119,8 @@ export function searchCommand(): Command {
             ...(o.role !== undefined ? { roleFilter: o.role } : {}),
             limit: o.limit,
             offset: o.offset,
+            includeArchived: o.includeArchived === true,
+            includeHidden: o.includeHidden === true,
           });
         } catch (error) {
           // A query the store cannot run (only a negation, too long): the user's to fix.

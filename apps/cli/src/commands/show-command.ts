@@ -3,7 +3,7 @@ import { sessionToMarkdown } from "@hermes/store";
 import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
-import { openExisting, withStore } from "../open-database.js";
+import { openForReading, withStore } from "../open-database.js";
 import { openPager } from "../render/pager.js";
 import { renderConversationHeader, renderMessage } from "../render/render-conversation.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
@@ -32,7 +32,7 @@ export function showCommand(): Command {
     .action(async (ref: string, o: ShowOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       if (o.markdown && o.json) throw new CliError("Choose one of --markdown and --json", 2);
-      await withStore(await openExisting(g), async (store) => {
+      await withStore(await openForReading(g), async (store) => {
         const id = await resolveSession(store, ref);
         const session = await store.getSession(id);
         if (session === null) throw new CliError(`Session ${id} disappeared while reading it`);

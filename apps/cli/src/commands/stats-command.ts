@@ -1,7 +1,7 @@
 import type { SessionStore, UsageStatsOptions, UsageStatsRow } from "@hermes/core";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
-import { openExisting, withStore } from "../open-database.js";
+import { openForReading, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
 import { parseSince } from "../parse-options.js";
 import { formatCost, formatCount } from "../render/format-time.js";
@@ -103,7 +103,7 @@ export function statsCommand(): Command {
   return withOutputOptions(command, "rows").action(async (o: StatsOptions, cmd: Command) => {
     const g = globalOptions(cmd);
     const format = outputFormat(o);
-    await withStore(await openExisting(g), async (store) => {
+    await withStore(await openForReading(g), async (store) => {
       const grouped = await usage(store, o);
       const rows = o.by === undefined ? [totalOf(grouped)] : [...grouped, totalOf(grouped)];
       if (format === "json") return printJson(o.by === undefined ? rows[0] : grouped);

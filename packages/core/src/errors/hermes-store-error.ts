@@ -16,7 +16,8 @@
  * - `UNSUPPORTED_SQLITE`: the SQLite linked into the driver is too old (SQLite adapter).
  * - `BACKEND_ERROR`: any other failure of the database itself; the driver's error is the `cause`
  *   and its code (a SQLite result code, a PostgreSQL SQLSTATE) is `BackendError.backendCode`.
- * - `SCHEMA_NEWER`: reserved: the database was written by a newer schema than this store knows.
+ * - `SCHEMA_NEWER`: a write on a database written by a newer schema than this store writes (a newer
+ *   Hermes Agent's file); the store reads it and never writes it (`SchemaNewerError`).
  * - `ABORTED`: reserved: the caller aborted the operation (an `AbortSignal`).
  */
 export type HermesStoreErrorCode =
@@ -28,13 +29,13 @@ export type HermesStoreErrorCode =
   | "STORE_CLOSED"
   | "STORE_CORRUPT"
   | "STORE_READ_ONLY"
+  | "SCHEMA_NEWER"
+  | "ABORTED"
   | "STORE_FULL"
   | "UNSAFE_PATH"
   | "IMPORT_INVALID"
   | "UNSUPPORTED_SQLITE"
-  | "BACKEND_ERROR"
-  | "SCHEMA_NEWER"
-  | "ABORTED";
+  | "BACKEND_ERROR";
 
 /**
  * Base class of every error a session store raises on purpose.
@@ -155,5 +156,48 @@ export class BackendError extends HermesStoreError {
     super("BACKEND_ERROR", message, options && "cause" in options ? { cause: options.cause } : undefined);
     this.name = "BackendError";
     this.backendCode = options?.backendCode;
+  }
+}
+
+/**
+ * A write on a store that cannot write (`STORE_READ_ONLY`): opened with `readOnly: true`, or
+ * opened read-only because this process cannot write the database (a file or folder it may not
+ * write, a read-only file system). Nothing was written.
+ */
+export class StoreReadOnlyError extends HermesStoreError {
+  /** The store's `path` (the database file; `postgresql` on PostgreSQL). */
+  readonly path: string;
+  /** Why the store is read-only, in words (`opened with readOnly: true`, `… is not writable`). */
+  readonly reason: string;
+  constructor(path: string, reason: string, what = "This store") {
+    super("STORE_READ_ONLY", `${what} cannot write to ${path}: ${reason}. Nothing was written.`);
+    this.name = "StoreReadOnlyError";
+    this.path = path;
+    this.reason = reason;
+  }
+}
+
+/**
+ * A write on a database of a newer schema (`SCHEMA_NEWER`): a file written by a newer Hermes
+ * Agent (`schema_version` above the one this store writes), which the store reads with the
+ * agent's own rules and never writes. Also raised by an open that insisted on writing.
+ */
+export class SchemaNewerError extends HermesStoreError {
+  /** The store's `path` (the database file). */
+  readonly path: string;
+  /** The file's `schema_version`. */
+  readonly fileVersion: number;
+  /** The schema version this store writes. */
+  readonly supportedVersion: number;
+  constructor(path: string, fileVersion: number, supportedVersion: number, action: string) {
+    super(
+      "SCHEMA_NEWER",
+      `${path} has schema version ${fileVersion}, newer than version ${supportedVersion} that this store writes: ` +
+        `${action}. It belongs to a newer Hermes Agent; read it, or write through that agent.`,
+    );
+    this.name = "SchemaNewerError";
+    this.path = path;
+    this.fileVersion = fileVersion;
+    this.supportedVersion = supportedVersion;
   }
 }

@@ -1,6 +1,11 @@
 import { InvalidArgumentError } from "../errors/hermes-store-error.js";
 import type { SearchMessagesOptions } from "../types.js";
-import { nonNegativeInt, optionalStringArray, optionsObject } from "../validation/arguments.js";
+import {
+  nonNegativeInt,
+  optionalBoolean,
+  optionalStringArray,
+  optionsObject,
+} from "../validation/arguments.js";
 
 /**
  * Caps on what one search may ask for, on every backend. A query past them is refused
@@ -24,6 +29,10 @@ export interface SearchArguments {
   readonly roleFilter: string[] | null;
   readonly limit: number;
   readonly offset: number;
+  /** Search sessions flagged archived too (default `false`; only newer agents' files flag them). */
+  readonly includeArchived: boolean;
+  /** Search sessions flagged hidden too (default `false`). */
+  readonly includeHidden: boolean;
 }
 
 /**
@@ -42,11 +51,13 @@ export function searchArguments(query: unknown, o: SearchMessagesOptions | undef
   const roleFilter = optionalStringArray("roleFilter", opts.roleFilter);
   const limit = nonNegativeInt("limit", opts.limit, 20, SEARCH_LIMITS.maxLimit);
   const offset = nonNegativeInt("offset", opts.offset, 0);
+  const includeArchived = optionalBoolean("includeArchived", opts.includeArchived, false);
+  const includeHidden = optionalBoolean("includeHidden", opts.includeHidden, false);
   if (query.length > SEARCH_LIMITS.maxQueryLength) {
     throw new InvalidArgumentError(
       "query",
       `query is too long (${query.length} characters, max ${SEARCH_LIMITS.maxQueryLength})`,
     );
   }
-  return { query, sourceFilter, excludeSources, roleFilter, limit, offset };
+  return { query, sourceFilter, excludeSources, roleFilter, limit, offset, includeArchived, includeHidden };
 }

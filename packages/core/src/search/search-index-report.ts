@@ -23,7 +23,7 @@ export interface SearchIndexStatus {
    * `not-built` (short-CJK: created on first need, nothing to check).
    */
   readonly status: "ok" | "missing" | "damaged" | "behind" | "building" | "not-built";
-  /** What is wrong, in words. */
+  /** What is wrong, in words; on `ok`, what the check could not cover (a read-only check). */
   readonly detail?: string;
   /** Short-CJK: queued changes not yet applied. */
   readonly pending?: number;

@@ -1,6 +1,17 @@
 import type { SqlExecutor } from "@hermes/schema";
 import { CORE_INDEXES, CORE_TABLES } from "@hermes/schema";
-import { FTS_TABLE, ftsTableScript, TRIGRAM_TABLE } from "@hermes/search";
+import {
+  backfillCjkChunk,
+  CJK_STATE_TABLE,
+  cjkIndexNeedsUpgrade,
+  cjkIndexPresence,
+  createCjkIndex,
+  drainCjkQueue,
+  FTS_TABLE,
+  fillTimestampBlocksChunk,
+  ftsTableScript,
+  TRIGRAM_TABLE,
+} from "@hermes/search";
 import Database from "better-sqlite3";
 
 /** One message of a test corpus. */
@@ -71,4 +82,15 @@ export function recordingExecutor(db: Database.Database): SqlExecutor & { errors
 /** Runs `fn` as one transaction, as the store's write queue does. */
 export function syncTransaction(db: Database.Database) {
   return async <T>(_label: string, fn: () => T): Promise<T> => db.transaction(fn).immediate();
+}
+
+/** What the store does before a short-CJK query, synchronously: create/upgrade, backfill, fill, drain. */
+export function catchUp(db: Database.Database): void {
+  const exec = recordingExecutor(db);
+  db.transaction(() => {
+    if (cjkIndexPresence(exec) !== "present" || cjkIndexNeedsUpgrade(exec)) createCjkIndex(exec);
+    while (backfillCjkChunk(exec, 97).remaining > 0);
+    while (fillTimestampBlocksChunk(exec, CJK_STATE_TABLE, 300).remaining > 0);
+    while (drainCjkQueue(exec, 97) > 0);
+  })();
 }

@@ -59,7 +59,8 @@ export function lineageRootToSession(ctx: StoreContext, sessionId: string): stri
 }
 
 /**
- * The session's messages in the OpenAI chat shape, ordered by (timestamp, id); with
+ * The session's messages in the OpenAI chat shape, ordered by (timestamp, id) (on a newer
+ * agent's file: the rows it replays, `active = 1`, by id); with
  * `includeAncestors`, the messages of its whole parent chain, root first, with replayed
  * resume prompts removed. An unknown session gives `[]`.
  */
@@ -73,11 +74,18 @@ export function getMessagesAsConversation(
   if (includeAncestors !== undefined && typeof includeAncestors !== "boolean") {
     throw new InvalidArgumentError("includeAncestors", "includeAncestors must be a boolean");
   }
+  // A newer agent's file replays its active rows only, by id (see file-views.ts).
+  const reads = ctx.reads;
   const rows: ReplayRow[] = includeAncestors
-    ? readSnapshot(ctx, () =>
-        ctx.conn.allOf(lineageRowsQ, { session_ids: JSON.stringify(lineageRootToSession(ctx, id)) }),
-      )
-    : ctx.conn.allOf(sessionRowsQ, { session_id: id });
+    ? readSnapshot(ctx, () => {
+        const args = { session_ids: JSON.stringify(lineageRootToSession(ctx, id)) };
+        return reads
+          ? ctx.conn.all<ReplayRow>(reads.lineageReplaySql, [args])
+          : ctx.conn.allOf(lineageRowsQ, args);
+      })
+    : reads
+      ? ctx.conn.all<ReplayRow>(reads.replaySql, [{ session_id: id }])
+      : ctx.conn.allOf(sessionRowsQ, { session_id: id });
   const messages: ConversationMessage[] = [];
   for (const row of rows) {
     const msg = toConversationMessage(row);

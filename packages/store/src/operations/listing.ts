@@ -9,12 +9,14 @@ import {
   previewOf,
   type RichSessionRow,
   requireId,
+  type SearchSessionsOptions,
   type SessionRow,
   type SessionWithLastActive,
   TIP_FIELDS,
 } from "@hermes/core";
 import type { HermesDatabase } from "@hermes/schema";
 import { type Kysely, sql } from "kysely";
+import { SESSION_FLAGS_VIEW } from "../file-views.js";
 import { type CompiledTemplate, compileQuery, param } from "../prepared-query.js";
 import type { StoreContext } from "../store-context.js";
 
@@ -23,18 +25,36 @@ import type { StoreContext } from "../store-context.js";
 // idx_messages_session(session_id, timestamp) instead of grouping every message.
 const lastActive = sql<number>`COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at)`;
 
-type PageArgs = { limit: number; offset: number };
+type PageArgs = { limit: number; offset: number; hide_archived?: boolean; hide_hidden?: boolean };
+
+// Newer agents' files flag sessions archived or hidden, and their default listings leave them
+// out. The flags are read through a temp view of this connection (see file-views.ts), so this
+// condition is only ever compiled into the queries run on such a file.
+const unflagged = sql<boolean>`s.id NOT IN (SELECT id FROM ${sql.raw(SESSION_FLAGS_VIEW)}
+  WHERE (archived != 0 AND ${param("hide_archived")} = 1) OR (hidden != 0 AND ${param("hide_hidden")} = 1))`;
+
+/** The flag arguments of a listing: `null` when the file has no flags (a v11 file). */
+function flagArgs(
+  ctx: StoreContext,
+  opts: { includeArchived?: unknown; includeHidden?: unknown },
+): { hide_archived: boolean; hide_hidden: boolean } | null {
+  const includeArchived = optionalBoolean("includeArchived", opts.includeArchived, false);
+  const includeHidden = optionalBoolean("includeHidden", opts.includeHidden, false);
+  if (!ctx.reads?.sessionFlags) return null;
+  return { hide_archived: !includeArchived, hide_hidden: !includeHidden };
+}
 
 // Sorting every session by last_active is a full scan; the sort carries only (id, started_at,
 // last_active) and the page's whole rows are read afterwards, so large columns such as
 // system prompts are read for 20 rows instead of every row (about 2x faster at 100,000
 // sessions with 2 KB prompts). The order is the reference's, and total (id is unique).
-function searchSessionsQuery<A extends PageArgs>(bySource: boolean): CompiledTemplate<A> {
+function searchSessionsQuery<A extends PageArgs>(bySource: boolean, flagged = false): CompiledTemplate<A> {
   return compileQuery<A>((db) =>
     db
       .with("page", (w) => {
         let q = w.selectFrom("sessions as s").select(["s.id", "s.started_at", lastActive.as("last_active")]);
         if (bySource) q = q.where("s.source", "=", param("source"));
+        if (flagged) q = q.where(unflagged);
         return q
           .orderBy("last_active", "desc")
           .orderBy("s.started_at", "desc")
@@ -54,24 +74,32 @@ function searchSessionsQuery<A extends PageArgs>(bySource: boolean): CompiledTem
 
 const searchAllQ = searchSessionsQuery<PageArgs>(false);
 const searchSourceQ = searchSessionsQuery<PageArgs & { source: string }>(true);
+const searchAllFlaggedQ = searchSessionsQuery<PageArgs>(false, true);
+const searchSourceFlaggedQ = searchSessionsQuery<PageArgs & { source: string }>(true, true);
 
 /**
  * Sessions with `last_active` (newest message time, else `started_at`), most recently used
  * first: `ORDER BY last_active DESC, started_at DESC, id DESC`. An empty `source` means all.
+ * On a newer agent's file, archived and hidden sessions are left out unless `includeArchived`
+ * / `includeHidden` (a v11 file has no such flags).
  */
-export function searchSessions(
-  ctx: StoreContext,
-  o?: { source?: string; limit?: number; offset?: number },
-): SessionWithLastActive[] {
+export function searchSessions(ctx: StoreContext, o?: SearchSessionsOptions): SessionWithLastActive[] {
   const opts = optionsObject("options", o);
   const source = optionalString("source", opts.source);
-  const page = {
+  const flags = flagArgs(ctx, opts);
+  const page: PageArgs = {
     limit: nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT),
     offset: nonNegativeInt("offset", opts.offset, 0),
+    ...flags,
   };
-  return source
-    ? ctx.conn.allOf<SessionWithLastActive, PageArgs & { source: string }>(searchSourceQ, { ...page, source })
-    : ctx.conn.allOf<SessionWithLastActive, PageArgs>(searchAllQ, page);
+  if (source) {
+    const q = flags === null ? searchSourceQ : searchSourceFlaggedQ;
+    return ctx.conn.allOf<SessionWithLastActive, PageArgs & { source: string }>(q, { ...page, source });
+  }
+  return ctx.conn.allOf<SessionWithLastActive, PageArgs>(
+    flags === null ? searchAllQ : searchAllFlaggedQ,
+    page,
+  );
 }
 
 // First user message with content, by (timestamp, id), CR/LF turned into spaces and cut to
@@ -103,6 +131,7 @@ function listQuery(
   includeChildren: boolean,
   bySource: boolean,
   excluding: boolean,
+  flagged: boolean,
 ): CompiledTemplate<ListArgs> {
   return compileQuery<ListArgs>((db) => {
     let q: RichSelect = richSelect(db);
@@ -120,13 +149,14 @@ function listQuery(
     // One statement for any number of excluded sources: the list is bound as one JSON array.
     if (excluding)
       q = q.where(sql<boolean>`s.source NOT IN (SELECT value FROM json_each(${param("exclude")}))`);
+    if (flagged) q = q.where(unflagged);
     return q.orderBy("s.started_at", "desc").limit(param("limit")).offset(param("offset"));
   });
 }
 
-// All eight shapes compiled at load, indexed by (includeChildren, bySource, excluding).
-const listQueries: ReadonlyArray<CompiledTemplate<ListArgs>> = Array.from({ length: 8 }, (_, bits) =>
-  listQuery((bits & 4) !== 0, (bits & 2) !== 0, (bits & 1) !== 0),
+// All sixteen shapes compiled at load, indexed by (flagged, includeChildren, bySource, excluding).
+const listQueries: ReadonlyArray<CompiledTemplate<ListArgs>> = Array.from({ length: 16 }, (_, bits) =>
+  listQuery((bits & 4) !== 0, (bits & 2) !== 0, (bits & 1) !== 0, (bits & 8) !== 0),
 );
 
 const richRowQ = compileQuery<{ id: string }>((db) => richSelect(db).where("s.id", "=", param("id")));
@@ -149,6 +179,9 @@ function finishRich(row: RawRichRow): RichSessionRow {
  *   last_active, preview, model and system_prompt, keeps its own `started_at` (so the order is
  *   stable) and gains `_lineage_root_id` (its own id).
  * - `source` (non-empty) keeps one source; `excludeSources` (non-empty) drops some.
+ * - On a newer agent's file, sessions it flags `archived` or `hidden` are left out, as in its
+ *   own listings, unless `includeArchived` / `includeHidden`; `message_count` is its counter
+ *   (active rows), `preview` and `last_active` come from the messages it displays.
  */
 export function listSessionsRich(ctx: StoreContext, o?: ListSessionsRichOptions): RichSessionRow[] {
   const opts = optionsObject("options", o);
@@ -156,16 +189,21 @@ export function listSessionsRich(ctx: StoreContext, o?: ListSessionsRichOptions)
   const exclude = optionalStringArray("excludeSources", opts.excludeSources);
   const includeChildren = optionalBoolean("includeChildren", opts.includeChildren, false);
   const projectTips = optionalBoolean("projectCompressionTips", opts.projectCompressionTips, true);
+  const flags = flagArgs(ctx, opts);
   const args: ListArgs = {
     limit: nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT),
     offset: nonNegativeInt("offset", opts.offset, 0),
+    ...flags,
   };
   // Falsy filters mean "no filter", as in the reference ("" source, [] exclusions).
   const bySource = source !== null && source !== "";
   const excluding = exclude !== null && exclude.length > 0;
   if (bySource) args.source = source;
   if (excluding) args.exclude = JSON.stringify(exclude);
-  const template = listQueries[(includeChildren ? 4 : 0) | (bySource ? 2 : 0) | (excluding ? 1 : 0)]!;
+  const template =
+    listQueries[
+      (flags !== null ? 8 : 0) | (includeChildren ? 4 : 0) | (bySource ? 2 : 0) | (excluding ? 1 : 0)
+    ]!;
   const rows = ctx.conn.allOf<RawRichRow, ListArgs>(template, args).map(finishRich);
   if (!projectTips || includeChildren) return rows;
   return rows.map((row) => {

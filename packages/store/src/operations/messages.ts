@@ -227,11 +227,15 @@ const getMessagesQ = compileQuery<{ session_id: string }>((db) =>
     .orderBy("id"),
 );
 
-/** Every message of a session, ordered by (timestamp, id), with `tool_calls` parsed. */
+/**
+ * Every message of a session, ordered by (timestamp, id), with `tool_calls` parsed. On a newer
+ * agent's file: the messages the agent displays, in its display order (see `file-views.ts`).
+ */
 export function getMessages(ctx: StoreContext, sessionId: string): MessageRow[] {
-  const rows = ctx.conn.allOf<StoredMessageRow, { session_id: string }>(getMessagesQ, {
-    session_id: requireId("sessionId", sessionId),
-  });
+  const args = { session_id: requireId("sessionId", sessionId) };
+  const rows = ctx.reads
+    ? ctx.conn.all<StoredMessageRow>(ctx.reads.displayMessagesSql, [args])
+    : ctx.conn.allOf<StoredMessageRow, { session_id: string }>(getMessagesQ, args);
   for (const row of rows) toMessageRow(row);
   return rows as unknown as MessageRow[];
 }

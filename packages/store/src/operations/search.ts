@@ -10,6 +10,9 @@ import {
 } from "@hermes/core";
 import {
   catchUpCjkIndex,
+  cjkIndexNeedsUpgrade,
+  cjkIndexPresence,
+  cjkOrderUsable,
   planSearchWithinLimits,
   rebuildSearchIndexes,
   runSearch,
@@ -17,6 +20,10 @@ import {
   verifySearchIndexes,
   withoutShortCjkIndex,
 } from "@hermes/search";
+import { DatabaseConnection } from "../database-connection.js";
+import { excludedSessionsView } from "../file-views.js";
+import { DEFAULT_SNAPSHOT_MAX_BYTES } from "../open-read-only-store.js";
+import { readSnapshot } from "../read-snapshot.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
 
@@ -31,20 +38,37 @@ function transaction(ctx: StoreContext) {
  * Full-text search over every message ([search_messages]); see `@hermes/search` for how a
  * query is planned. Queries are limited by `SEARCH_LIMITS` of `@hermes/core` (`INVALID_ARGUMENT` beyond them).
  * A query with one- or two-character CJK terms first brings the short-CJK index up to date
- * (creating it on first use), in short write transactions.
+ * (creating it on first use), in short write transactions. On a newer agent's file, sessions it
+ * flags hidden or archived are left out, as the listings leave them out, unless `includeHidden`
+ * / `includeArchived`; rows it no longer displays (rewound, superseded) are never searched.
  */
 export async function searchMessages(
   ctx: StoreContext,
   query: string,
   o?: SearchMessagesOptions,
 ): Promise<SearchHit[]> {
-  const { sourceFilter, excludeSources, roleFilter, limit, offset } = searchArguments(query, o);
+  const args = searchArguments(query, o);
+  const { sourceFilter, excludeSources, roleFilter, limit, offset } = args;
   const plan = planSearchWithinLimits(query);
   if (plan.kind === "empty") return [];
 
+  const excludedSessions = excludedSessionsView(ctx.reads, args);
+  const filters = {
+    sourceFilter,
+    excludeSources,
+    roleFilter,
+    limit,
+    offset,
+    ...(ctx.reads ? { sessionsView: true } : {}),
+    ...(excludedSessions === undefined ? {} : { excludedSessions }),
+  };
   try {
     let run: SearchPlan = plan;
-    if (plan.kind === "substring" && plan.usesCjkIndex) {
+    if (plan.kind === "substring" && plan.usesCjkIndex && ctx.readOnly) {
+      // A read-only store adds nothing to the file: the short-CJK index is used when it is
+      // there and caught up (built by a writable store earlier), else the terms are scanned.
+      if (!cjkIndexCurrent(ctx)) run = withoutShortCjkIndex(plan);
+    } else if (plan.kind === "substring" && plan.usesCjkIndex) {
       try {
         await catchUpCjkIndex(ctx.conn, transaction(ctx));
       } catch (error) {
@@ -55,15 +79,62 @@ export async function searchMessages(
         run = withoutShortCjkIndex(plan);
       }
     }
-    return runSearch(ctx.conn, run, { sourceFilter, excludeSources, roleFilter, limit, offset });
+    return runSearch(ctx.conn, run, filters);
   } catch (error) {
     throw mapSqliteError(error, ctx.path);
   }
 }
 
+/**
+ * Whether the short-CJK index can answer without being written: built, of this version, its
+ * backfill and timestamp blocks complete and nothing queued (`cjkOrderUsable`).
+ */
+function cjkIndexCurrent(ctx: StoreContext): boolean {
+  const db = ctx.conn;
+  return cjkIndexPresence(db) === "present" && !cjkIndexNeedsUpgrade(db) && cjkOrderUsable(db);
+}
+
+/** Largest file a read-only store copies into memory to check its search indexes in full. */
+const MAX_CHECK_COPY_BYTES = DEFAULT_SNAPSHOT_MAX_BYTES;
+
+/** A writable in-memory copy of the file as this read-only store sees it, or `null` when too large. */
+function inMemoryCopy(ctx: StoreContext): DatabaseConnection | null {
+  const db = ctx.conn.db;
+  const bytes =
+    Number(db.pragma("page_count", { simple: true })) * Number(db.pragma("page_size", { simple: true }));
+  if (bytes > MAX_CHECK_COPY_BYTES) return null;
+  const image = db.serialize();
+  // An in-memory database has no WAL: the header must say "rollback journal".
+  image[18] = 1;
+  image[19] = 1;
+  return new DatabaseConnection(ctx.path, {
+    busyTimeoutMs: 0,
+    synchronous: "OFF",
+    journalSizeLimit: 0,
+    readOnly: false,
+    image,
+  });
+}
+
 /** State of every search index (reference FTS5 tables and the short-CJK index). */
 export async function verifySearchIndex(ctx: StoreContext): Promise<SearchIndexReport> {
   try {
+    if (ctx.readOnly) {
+      // FTS5's full check (the index against messages) is an INSERT command: it runs on an
+      // in-memory copy of the file, which nothing else sees; a file too large to copy gets
+      // FTS5's structural check, which a read-only connection can run.
+      const copy = inMemoryCopy(ctx);
+      if (copy === null) {
+        return await verifySearchIndexes(ctx.conn, async (_label, fn) => readSnapshot(ctx, fn), {
+          readOnly: true,
+        });
+      }
+      try {
+        return await verifySearchIndexes(copy, async (_label, fn) => fn());
+      } finally {
+        copy.close();
+      }
+    }
     return await verifySearchIndexes(ctx.conn, transaction(ctx));
   } catch (error) {
     throw mapSqliteError(error, ctx.path);

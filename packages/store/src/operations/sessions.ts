@@ -296,9 +296,18 @@ const countSessionMessagesQ = compileQuery<{ session_id: string }>((db) =>
     .where("session_id", "=", param("session_id")),
 );
 
-/** Number of message rows (not the counter column), of one session when `sessionId` is non-empty. */
+/**
+ * Number of message rows (not the counter column), of one session when `sessionId` is non-empty.
+ * On a newer agent's file: its active rows, the ones its counters count.
+ */
 export function messageCount(ctx: StoreContext, o?: { sessionId?: string }): number {
   const sessionId = optionalString("sessionId", optionsObject("options", o).sessionId);
+  if (ctx.reads) {
+    const counted = sessionId
+      ? ctx.conn.get<{ n: number }>(ctx.reads.countSessionSql, [sessionId])
+      : ctx.conn.get<{ n: number }>(ctx.reads.countAllSql);
+    return counted?.n ?? 0;
+  }
   const row = sessionId
     ? ctx.conn.getOf<{ n: number }, { session_id: string }>(countSessionMessagesQ, { session_id: sessionId })
     : ctx.conn.getOf<{ n: number }, Record<string, never>>(countAllMessagesQ, {});

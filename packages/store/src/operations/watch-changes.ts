@@ -15,10 +15,12 @@ import type { StoreContext } from "../store-context.js";
 
 const DATA_VERSION_SQL = "PRAGMA data_version";
 const LAST_MESSAGE_SQL = "SELECT COALESCE(MAX(id), 0) AS id FROM messages";
-const LAST_SESSION_SQL = "SELECT COALESCE(MAX(rowid), 0) AS r FROM sessions";
+// The file's own table (`main.`): a store reading a newer agent's file reads `sessions` through
+// a temp view of the same name (file-views.ts), which has no rowid.
+const LAST_SESSION_SQL = "SELECT COALESCE(MAX(rowid), 0) AS r FROM main.sessions";
 // Every query is a range of the rowid (messages.id is the INTEGER PRIMARY KEY): it reads only
 // the rows written since the cursor, however large the table.
-const NEW_SESSIONS_SQL = "SELECT rowid AS r, id FROM sessions WHERE rowid > ? ORDER BY rowid";
+const NEW_SESSIONS_SQL = "SELECT rowid AS r, id FROM main.sessions WHERE rowid > ? ORDER BY rowid";
 const UPDATED_SQL = `SELECT session_id, MIN(id) AS first_id, MAX(id) AS last_id FROM messages
   WHERE id > ? AND id <= ? GROUP BY session_id ORDER BY first_id`;
 const UPDATED_ONE_SQL = "SELECT MAX(id) AS last_id FROM messages WHERE id > ? AND id <= ? AND session_id = ?";
@@ -68,9 +70,13 @@ export function watchChanges(
 ): AsyncIterable<StoreChange> {
   const a = watchChangesArguments(o);
   // Another connection's commits move data_version; this store's own commits do not, so its
-  // count of committed transactions is part of the signature.
-  const version = () =>
-    `${ctx.conn.get<{ data_version: number }>(DATA_VERSION_SQL)!.data_version}:${ctx.writes.stats.groupsCommitted}`;
+  // count of committed transactions is part of the signature. A read-only store reading a
+  // snapshot of the file reads it again first when the file changed (a new connection then
+  // reports another data_version: one extra check, nothing missed).
+  const version = () => {
+    ctx.readOnly?.refresh();
+    return `${ctx.conn.get<{ data_version: number }>(DATA_VERSION_SQL)!.data_version}:${ctx.writes.stats.groupsCommitted}`;
+  };
   return (async function* () {
     const aborted = () => a.signal?.aborted === true;
     if (aborted()) return;

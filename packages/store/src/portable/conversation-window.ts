@@ -29,12 +29,15 @@ export function getConversationWindow(
   o?: ConversationWindowOptions,
 ): ConversationWindow {
   const { id, lastMessages, maxTokens } = conversationWindowArguments(sessionId, o);
+  // A newer agent's file: its active rows, newest id first (file-views.ts).
+  const tailSql = ctx.reads?.windowTailSql ?? TAIL_SQL;
+  const countSql = ctx.reads?.windowCountSql ?? COUNT_SQL;
   return readSnapshot(ctx, () => {
-    const total = ctx.conn.get<{ n: number }>(COUNT_SQL, [id])?.n ?? 0;
+    const total = ctx.conn.get<{ n: number }>(countSql, [id])?.n ?? 0;
     const picker = new WindowPicker(lastMessages, maxTokens);
     while (picker.wanted > 0) {
       picker.take(
-        ctx.conn.all<WindowRow>(TAIL_SQL, [
+        ctx.conn.all<WindowRow>(tailSql, [
           { session_id: id, before_t: picker.beforeT, before_id: picker.beforeId, limit: picker.wanted },
         ]),
       );

@@ -38,8 +38,15 @@ const MESSAGES_PAGE_SQL = `SELECT ${MESSAGE_COLUMN_SQL} FROM messages
  * consistent snapshot (a session's counters match its messages) while writers of this and
  * other processes go on: in WAL mode a reader never blocks them.
  */
-function openSnapshot(ctx: StoreContext): DatabaseConnection {
+function openSnapshot(ctx: StoreContext): { conn: DatabaseConnection; release: () => void } {
   try {
+    // A read-only store reads through its own view of the file (no sidecar it would not need,
+    // a newer agent's visibility rules); an in-memory snapshot needs no transaction.
+    if (ctx.readOnly) {
+      const lease = ctx.readOnly.reader();
+      if (lease.own) lease.conn.exec("BEGIN");
+      return lease;
+    }
     const conn = new DatabaseConnection(ctx.path, {
       busyTimeoutMs: 100,
       synchronous: "FULL",
@@ -47,7 +54,7 @@ function openSnapshot(ctx: StoreContext): DatabaseConnection {
       readOnly: true,
     });
     conn.exec("BEGIN");
-    return conn;
+    return { conn, release: () => conn.close() };
   } catch (error) {
     throw mapSqliteError(error, ctx.path);
   }
@@ -62,7 +69,8 @@ export async function* exportEvents(
   ctx: StoreContext,
   filter: ExportFilter,
 ): AsyncGenerator<ExportEvent, void, undefined> {
-  const conn = openSnapshot(ctx);
+  const { conn, release } = openSnapshot(ctx);
+  const displayPageSql = ctx.reads?.displayPageSql ?? null;
   try {
     let afterT = Number.NEGATIVE_INFINITY;
     let afterId = "";
@@ -75,11 +83,19 @@ export async function* exportEvents(
         yield { kind: "session", session };
         let mT = Number.NEGATIVE_INFINITY;
         let mId = 0;
+        let mKey = Number.NEGATIVE_INFINITY;
         for (;;) {
-          const page = conn.all<Record<string, unknown>>(MESSAGES_PAGE_SQL, [
-            { session_id: session.id, after_t: mT, after_id: mId, limit: MESSAGE_PAGE },
-          ]);
+          // A newer agent's file: its displayed messages in display order (file-views.ts).
+          const page =
+            displayPageSql === null
+              ? conn.all<Record<string, unknown>>(MESSAGES_PAGE_SQL, [
+                  { session_id: session.id, after_t: mT, after_id: mId, limit: MESSAGE_PAGE },
+                ])
+              : conn.all<Record<string, unknown>>(displayPageSql, [
+                  { session_id: session.id, after_key: mKey, limit: MESSAGE_PAGE },
+                ]);
           if (page.length === 0) break;
+          if (displayPageSql !== null) mKey = page[page.length - 1]!._display_key as number;
           const messages = page.map(canonicalMessage);
           const last = messages[messages.length - 1]!;
           mT = last.timestamp;
@@ -100,7 +116,7 @@ export async function* exportEvents(
     throw mapSqliteError(error, ctx.path);
   } finally {
     // Also runs when the consumer stops early (`break` out of `for await`).
-    conn.close();
+    release();
   }
 }
 

@@ -33,6 +33,10 @@ export function iterMessages(
   o?: IterMessagesOptions,
 ): AsyncIterable<MessageRow> {
   const { id, limit, pageSize, afterId } = iterMessagesArguments(sessionId, o);
+  const reads = ctx.reads;
+  if (reads?.displayPageSql && reads.displayKeySql) {
+    return displayPages(ctx, reads.displayPageSql, reads.displayKeySql, id, limit, pageSize, afterId);
+  }
   return (async function* () {
     let afterT = Number.NEGATIVE_INFINITY;
     let cursorId = 0;
@@ -59,4 +63,42 @@ export function iterMessages(
       await nextTick();
     }
   })();
+}
+
+/**
+ * `iterMessages` on a newer agent's file: its displayed messages in display order, paged by the
+ * display key (unique once one row per display order is kept), see `file-views.ts`.
+ */
+async function* displayPages(
+  ctx: StoreContext,
+  pageSql: string,
+  keySql: string,
+  id: string,
+  limit: number,
+  pageSize: number,
+  afterId: number | undefined,
+): AsyncGenerator<MessageRow, void, undefined> {
+  let afterKey = Number.NEGATIVE_INFINITY;
+  if (afterId !== undefined) {
+    const row = ctx.conn.get<{ k: number }>(keySql, [afterId, id]);
+    if (row === undefined) {
+      throw new InvalidArgumentError("afterId", `message ${afterId} is not a message of session ${id}`);
+    }
+    afterKey = row.k;
+  }
+  let left = limit;
+  while (left > 0) {
+    const n = Math.min(pageSize, left);
+    const page = ctx.conn.all<StoredMessageRow & { _display_key?: number }>(pageSql, [
+      { session_id: id, after_key: afterKey, limit: n },
+    ]);
+    for (const row of page) {
+      afterKey = row._display_key as number;
+      delete row._display_key;
+      yield toMessageRow(row);
+    }
+    left -= page.length;
+    if (page.length < n) return;
+    await nextTick();
+  }
 }

@@ -13,6 +13,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const FIXTURES_DIR = resolve(here, "../fixtures/reference");
 export const SAMPLE_DB = join(FIXTURES_DIR, "hermes-v11-sample.db");
 export const REFERENCE_SCHEMA_SQL = join(FIXTURES_DIR, "hermes-v11-schema.sql");
+/** A file written by upstream Hermes Agent at schema v30 (see the fixtures' README). */
+export const V30_SAMPLE_DB = join(FIXTURES_DIR, "hermes-v30-sample.db");
 
 const made: string[] = [];
 afterEach(() => {
@@ -31,5 +33,13 @@ export function copyOfSample(): string {
   const path = join(tempDir(), "state.db");
   cpSync(SAMPLE_DB, path);
   chmodSync(path, 0o600);
+  return path;
+}
+
+/** A copy of a fixture as `state.db` in a fresh directory, with file mode `mode`; returns its path. */
+export function copyOfFixture(fixture: string, mode = 0o644): string {
+  const path = join(tempDir(), "state.db");
+  cpSync(fixture, path);
+  chmodSync(path, mode);
   return path;
 }
