@@ -49,7 +49,7 @@ import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import { createPgDb, type PgDb } from "./pg-database.js";
 import { mapPgError } from "./pg-errors.js";
-import { migratePg, type PgMigrationReport } from "./pg-schema.js";
+import { migratePg, type PgMigrationReport, usesRum } from "./pg-schema.js";
 import type { PgStoreContext } from "./pg-store-context.js";
 import { PgWriter } from "./pg-writer.js";
 import * as portable from "./portable/store-methods.js";
@@ -100,6 +100,7 @@ export class PostgresSessionStore implements SessionStoreApi {
     deadlineMs: number,
     migration: PgMigrationReport,
     clock: () => number,
+    rum: boolean,
   ) {
     this.#pool = pool;
     this.#ownsPool = ownsPool;
@@ -113,8 +114,12 @@ export class PostgresSessionStore implements SessionStoreApi {
       read: (fn) => this.#read(fn),
       snapshot: (fn) => this.#snapshot(fn),
       write: (fn, o) => this.#write(fn, o),
+      group: (kind, item, fn) => {
+        this.#check();
+        return this.#writer.group(kind, item, fn);
+      },
       guard: (source) => this.#guard(source),
-      corpus: {},
+      searchIndex: { rum },
     };
   }
 
@@ -508,6 +513,7 @@ export async function openPostgresSessionStore(
       deadlineMs,
       migration,
       opts.clock ?? (() => Date.now() / 1000),
+      await usesRum(db),
     );
   } catch (error) {
     if (owns) await pool.end().catch(() => {});
