@@ -31,9 +31,13 @@ export class PgWriter {
   #pending = 0;
   /** The last queued write when it is a group that has not started: the next call may join it. */
   #open: OpenGroup | null = null;
-  /** Counters in the shape of the SQLite store's `WriteStats` (one write per transaction). */
+  /** Counters in the shape of the SQLite store's `WriteStats` (a group counts its calls as writes). */
   readonly stats = {
     writes: 0,
+    /** Transactions (or single statements) committed; a group is one. */
+    groups: 0,
+    /** Most calls one group carried. */
+    groupMax: 0,
     failedWrites: 0,
     attempts: 0,
     retries: 0,
@@ -82,10 +86,15 @@ export class PgWriter {
       this.#enqueue(
         async (db) => {
           if (this.#open === group) this.#open = null;
-          answer(group.entries, await fn(db, items()));
+          return fn(db, items());
         },
         { transaction: false },
-      ).catch(async (error) => {
+      ).then((results) => {
+        // #attempt counted one write for the statement: the group's other calls on top.
+        this.stats.writes += group.entries.length - 1;
+        this.stats.groupMax = Math.max(this.stats.groupMax, group.entries.length);
+        answer(group.entries, results);
+      }, async (error) => {
         if (group.entries.length === 1 || error instanceof StoreBusyError) {
           for (const e of group.entries) e.reject(error);
           return;
@@ -124,6 +133,8 @@ export class PgWriter {
           ? await this.db.transaction().execute(fn)
           : await this.db.connection().execute(fn);
         this.stats.writes++;
+        this.stats.groups++;
+        this.stats.groupMax = Math.max(this.stats.groupMax, 1);
         return result;
       } catch (error) {
         const waited = performance.now() - started;

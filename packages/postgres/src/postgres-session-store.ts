@@ -408,12 +408,12 @@ export class PostgresSessionStore implements SessionStoreApi {
    * file or cross-process queue of writers, so the checkpoint, WAL and hand-off fields stay 0.
    */
   stats(): StoreStats {
-    const w = this.#writer.stats;
+    const { groups, groupMax, ...w } = this.#writer.stats;
     return {
       ...w,
-      groupsCommitted: w.writes,
-      writesPerGroupMean: w.writes > 0 ? 1 : 0,
-      writesPerGroupMax: w.writes > 0 ? 1 : 0,
+      groupsCommitted: groups,
+      writesPerGroupMean: groups > 0 ? w.writes / groups : 0,
+      writesPerGroupMax: groupMax,
       checkpoints: 0,
       handoffs: 0,
       deferrals: 0,

@@ -190,7 +190,7 @@ describe("PostgreSQL limits mapped to the store's errors", () => {
     expect(await store.messageCount()).toBe(1);
   });
 
-  it("verifySearchIndex reports both GIN indexes; rebuildSearchIndex restores missing vectors", async () => {
+  it("verifySearchIndex reports the search indexes; rebuildSearchIndex restores missing vectors", async () => {
     const schema = fresh();
     const store = await open(schema);
     await store.createSession({ id: "s", source: "cli" });
