@@ -133,6 +133,14 @@ export class PostgresSessionStore implements SessionStoreApi {
     return this.#migration;
   }
 
+  /**
+   * The index method behind search: `rum` reads the top hits off the index; `gin` (RUM not
+   * installed on the server) selects every match and sorts it (see `RUM_MISSING`).
+   */
+  get searchMethod(): "rum" | "gin" {
+    return this.#ctx.searchIndex.rum ? "rum" : "gin";
+  }
+
   #check(): void {
     if (this.#closed) throw new StoreClosedError();
   }

@@ -89,4 +89,20 @@ describe("hermes-sessions with PostgreSQL", () => {
       await pg.close();
     }
   });
+
+  it("doctor --db postgres://… reports the schema, the search index method and the search indexes", async () => {
+    const db = pgUrl(`c_${randomBytes(6).toString("hex")}`);
+    const report = JSON.parse(await cli("--db", db, "doctor", "--json"));
+    expect(report.ok).toBe(true);
+    const byName = Object.fromEntries(
+      report.checks.map((c: { name: string; status: string; detail: string }) => [c.name, c]),
+    );
+    expect(byName["schema version"]).toMatchObject({ status: "ok", detail: expect.stringMatching(/^v3\b/) });
+    expect(byName["search index method"]).toMatchObject({ status: "ok", detail: expect.stringMatching(/^RUM/) });
+    expect(
+      report.checks.filter((c: { name: string }) => c.name.startsWith("search index idx_")).map((c: { status: string }) => c.status),
+    ).toEqual(["ok", "ok", "ok"]);
+    const repaired = JSON.parse(await cli("--db", db, "doctor", "--repair", "--json"));
+    expect(repaired).toMatchObject({ ok: true, repaired: true });
+  });
 });
