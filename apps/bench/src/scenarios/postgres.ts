@@ -11,6 +11,7 @@ import { latencyChart } from "../report/render-chart.js";
 import type { CaseResult, Scenario } from "../scenario.js";
 import type { PostgresWorkerReport, PostgresWorkerRequest } from "../workers/postgres-worker.js";
 import { generateMessages, toAppendInput } from "./message-fixtures.js";
+import { migrateToPostgresCase } from "./migrate-to-postgres-case.js";
 import { SEARCH_QUERIES } from "./search.js";
 
 const APPS = 8;
@@ -238,6 +239,9 @@ export const postgresScenario: Scenario = {
         await sqlite.close();
         await pg.close();
       }
+      // Part 3: the CLI copies the same file into a fresh schema of the same server.
+      if (!external && cluster !== undefined && process.env.HERMES_BENCH_SKIP_MIGRATE !== "1")
+        cases.push(await migrateToPostgresCase(cluster.connectionString, data.path, ctx.log));
       notes.push(
         "Here 'ours' is the PostgreSQL store and 'baseline' the SQLite store (@hermes/store), both through the same API, in the same run; ratio = PostgreSQL time / SQLite time.",
         `Appends: ${APPS} processes × ${count}, one appendMessage per call, while ${SEARCHERS} processes loop over the search mix; ops/s are aggregate from the first start to the last end.`,

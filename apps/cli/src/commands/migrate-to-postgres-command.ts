@@ -26,6 +26,9 @@ interface MigrationSummary {
   messagesImported: number;
   conflicts: number;
   resumedFrom: number | null;
+  /** Wall time of the copy and its rate (messages copied per second). */
+  elapsedMs: number;
+  messagesPerSecond: number;
 }
 
 /**
@@ -47,6 +50,7 @@ async function migrate(
   path: string,
   onProgress: (done: number, total: number) => void,
 ): Promise<MigrationSummary> {
+  const started = performance.now();
   const key = cursorKey(path);
   const saved = await pg.getMeta(key);
   const resumedFrom = saved === null ? null : Number(saved);
@@ -60,6 +64,8 @@ async function migrate(
     messagesImported: 0,
     conflicts: 0,
     resumedFrom,
+    elapsedMs: 0,
+    messagesPerSecond: 0,
   };
   let skipped = 0;
   if (since !== undefined) {
@@ -104,6 +110,8 @@ async function migrate(
   }
   summary.sessions += skipped;
   onProgress(total, total);
+  summary.elapsedMs = Math.round(performance.now() - started);
+  summary.messagesPerSecond = Math.round(summary.messagesImported / Math.max(summary.elapsedMs / 1000, 0.001));
   return summary;
 }
 
@@ -143,7 +151,7 @@ export function migrateToPostgresCommand(): Command {
         `Copied ${summary.from} to PostgreSQL: ${summary.sessions} session(s); ${summary.sessionsImported} new ` +
           `with ${summary.messagesImported} message(s), ${summary.sessionsUnchanged} already there` +
           (summary.conflicts > 0 ? `, ${summary.conflicts} kept as they were (different content)` : "") +
-          ".\n",
+          ` in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.messagesPerSecond.toLocaleString("en-US")} messages/s).\n`,
       );
     });
 }
