@@ -236,7 +236,8 @@ export async function ensureRum(db: PgDb): Promise<boolean> {
   const count = async (query: ReturnType<typeof sql<{ n: number }>>) =>
     Number((await query.execute(db)).rows[0]?.n ?? 0);
   if ((await count(sql`SELECT count(*) AS n FROM pg_extension WHERE extname = 'rum'`)) > 0) return true;
-  if ((await count(sql`SELECT count(*) AS n FROM pg_available_extensions WHERE name = 'rum'`)) === 0) return false;
+  if ((await count(sql`SELECT count(*) AS n FROM pg_available_extensions WHERE name = 'rum'`)) === 0)
+    return false;
   await sql`SAVEPOINT hermes_rum`.execute(db);
   try {
     await sql`CREATE EXTENSION IF NOT EXISTS rum SCHEMA public`.execute(db);

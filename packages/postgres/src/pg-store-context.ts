@@ -20,7 +20,11 @@ export interface PgStoreContext {
   /** One write: a transaction (or, with `transaction: false`, one connection) after every earlier write. */
   write<T>(fn: (db: PgDb) => Promise<T>, o?: { transaction?: boolean }): Promise<T>;
   /** One item of a grouped write (see `PgWriter.group`): calls queued together share one statement. */
-  group<I, R>(kind: string, item: I, fn: (db: PgDb, items: readonly I[]) => Promise<GroupResult<R>[]>): Promise<R>;
+  group<I, R>(
+    kind: string,
+    item: I,
+    fn: (db: PgDb, items: readonly I[]) => Promise<GroupResult<R>[]>,
+  ): Promise<R>;
   /** A long-lived iterable whose failure after `close()` becomes `STORE_CLOSED`. */
   guard<T>(source: AsyncIterable<T>): AsyncIterable<T>;
   /** Which index method serves search (RUM: top hits off the index; GIN: matches sorted). */

@@ -67,7 +67,11 @@ export class PgWriter {
    * transaction around it) and answers each; a group that fails as a whole (not a retryable
    * conflict) is written again one item at a time, so one caller's bad item fails only its call.
    */
-  group<I, R>(kind: string, item: I, fn: (db: PgDb, items: readonly I[]) => Promise<GroupResult<R>[]>): Promise<R> {
+  group<I, R>(
+    kind: string,
+    item: I,
+    fn: (db: PgDb, items: readonly I[]) => Promise<GroupResult<R>[]>,
+  ): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       const entry = { item, resolve, reject } as GroupEntry<unknown, unknown>;
       if (this.#open !== null && this.#open.kind === kind) {
@@ -89,22 +93,25 @@ export class PgWriter {
           return fn(db, items());
         },
         { transaction: false },
-      ).then((results) => {
-        // #attempt counted one write for the statement: the group's other calls on top.
-        this.stats.writes += group.entries.length - 1;
-        this.stats.groupMax = Math.max(this.stats.groupMax, group.entries.length);
-        answer(group.entries, results);
-      }, async (error) => {
-        if (group.entries.length === 1 || error instanceof StoreBusyError) {
-          for (const e of group.entries) e.reject(error);
-          return;
-        }
-        for (const e of group.entries) {
-          await this.#enqueue(async (db) => answer([e], await fn(db, [e.item as I])), {
-            transaction: false,
-          }).catch((alone) => e.reject(alone));
-        }
-      });
+      ).then(
+        (results) => {
+          // #attempt counted one write for the statement: the group's other calls on top.
+          this.stats.writes += group.entries.length - 1;
+          this.stats.groupMax = Math.max(this.stats.groupMax, group.entries.length);
+          answer(group.entries, results);
+        },
+        async (error) => {
+          if (group.entries.length === 1 || error instanceof StoreBusyError) {
+            for (const e of group.entries) e.reject(error);
+            return;
+          }
+          for (const e of group.entries) {
+            await this.#enqueue(async (db) => answer([e], await fn(db, [e.item as I])), {
+              transaction: false,
+            }).catch((alone) => e.reject(alone));
+          }
+        },
+      );
     });
   }
 

@@ -81,7 +81,9 @@ describe("schema v3: existing databases upgrade", () => {
       expect((await store.searchMessages("数据库")).map((h) => h.id)).toEqual([5]);
       expect((await store.searchMessages("connection refused")).map((h) => h.id).sort()).toEqual([2, 3]);
       // The grams left the word vector; the bm25 columns and their indexes are gone.
-      const left = await c.query(`SELECT count(*)::int AS n FROM messages WHERE search_vector @@ '''~'':*'::tsquery`);
+      const left = await c.query(
+        `SELECT count(*)::int AS n FROM messages WHERE search_vector @@ '''~'':*'::tsquery`,
+      );
       expect(left.rows[0].n).toBe(0);
       const columns = await c.query(
         "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'messages' AND column_name LIKE 'search%' ORDER BY 1",
@@ -138,7 +140,11 @@ describe("without RUM on the server", () => {
     const gin = await openPostgresSessionStore({ connectionString: roleUrl, clock: ticking() });
     opened.push(gin);
     expect(gin.migration.warnings).toEqual([RUM_MISSING]);
-    const rum = await openPostgresSessionStore({ connectionString: url, schema: fresh("rum"), clock: ticking() });
+    const rum = await openPostgresSessionStore({
+      connectionString: url,
+      schema: fresh("rum"),
+      clock: ticking(),
+    });
     opened.push(rum);
     expect(rum.migration.warnings).toEqual([]);
     for (const store of [gin, rum]) {
@@ -157,7 +163,17 @@ describe("without RUM on the server", () => {
     } finally {
       await c.end();
     }
-    for (const q of ["docker", "deploy*", '"connection refused"', "chat-send", "docker OR kubectl", "桂林", "龙", "数据库", "桂林 NOT 数据"])
+    for (const q of [
+      "docker",
+      "deploy*",
+      '"connection refused"',
+      "chat-send",
+      "docker OR kubectl",
+      "桂林",
+      "龙",
+      "数据库",
+      "桂林 NOT 数据",
+    ])
       for (const o of [{}, { limit: 3, offset: 1 }, { sourceFilter: ["telegram"] }])
         expect({ q, o, hits: await comparableSearch(gin, q, o) }).toEqual({
           q,
@@ -175,10 +191,16 @@ describe("group commit", () => {
     await store.createSession({ id: "b", source: "cli" });
     const before = store.stats();
     const calls = Array.from({ length: 60 }, (_, i) =>
-      store.appendMessage({ sessionId: i === 30 ? "ghost" : i % 2 ? "a" : "b", role: "user", content: `m${i}` }),
+      store.appendMessage({
+        sessionId: i === 30 ? "ghost" : i % 2 ? "a" : "b",
+        role: "user",
+        content: `m${i}`,
+      }),
     );
     const settled = await Promise.allSettled(calls);
-    const failed = settled.flatMap((r, i) => (r.status === "rejected" ? [[i, (r.reason as HermesStoreError).code]] : []));
+    const failed = settled.flatMap((r, i) =>
+      r.status === "rejected" ? [[i, (r.reason as HermesStoreError).code]] : [],
+    );
     expect(failed).toEqual([[30, "SESSION_NOT_FOUND"]]);
     const ids = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
     // Ids follow call order and the refused call consumed none.
@@ -205,7 +227,9 @@ describe("group commit", () => {
         { sessionId: "ghost", role: "user", content: "y" },
       ]),
     ).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
-    expect(await store.appendMessage({ sessionId: "a", role: "user", content: "next" })).toBe(ids.at(-1)! + 1);
+    expect(await store.appendMessage({ sessionId: "a", role: "user", content: "next" })).toBe(
+      ids.at(-1)! + 1,
+    );
   });
 });
 
@@ -297,25 +321,34 @@ describe("query plans of the bench's search mix (40,000 messages, analyzed)", ()
     const c = await client(schema);
     try {
       const indexes = new Set(
-        (await c.query("SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'messages'", [schema])).rows.map(
-          (r) => r.indexname,
-        ),
+        (
+          await c.query("SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'messages'", [
+            schema,
+          ])
+        ).rows.map((r) => r.indexname),
       );
       let ordered = 0;
       // Planned as the store's own transaction plans them (its local settings replayed first).
       await c.query("BEGIN");
-      for (const q of replayed.filter((x) => /^\s*SELECT set_config/i.test(x.text))) await c.query(q.text, q.values);
+      for (const q of replayed.filter((x) => /^\s*SELECT set_config/i.test(x.text)))
+        await c.query(q.text, q.values);
       for (const q of sent) {
-        const plan = (await c.query(`EXPLAIN (FORMAT JSON) ${q.text}`, q.values)).rows[0]["QUERY PLAN"][0].Plan;
+        const plan = (await c.query(`EXPLAIN (FORMAT JSON) ${q.text}`, q.values)).rows[0]["QUERY PLAN"][0]
+          .Plan;
         const nodes = planNodes(plan);
         if (process.env.PLAN_DEBUG) console.log(query, q.text, JSON.stringify(plan, null, 1));
         const seq = nodes.filter((n) => n["Node Type"] === "Seq Scan" && n["Relation Name"] === "messages");
         expect({ query: q.text, seq }).toEqual({ query: q.text, seq: [] });
         const onMessages = nodes.filter((n) => indexes.has(n["Index Name"] as string));
-        expect({ query: q.text, onMessages: onMessages.length > 0 }).toEqual({ query: q.text, onMessages: true });
+        expect({ query: q.text, onMessages: onMessages.length > 0 }).toEqual({
+          query: q.text,
+          onMessages: true,
+        });
         // The top hits come off a search index in order (RUM's ordering operators), not a sort.
         ordered += nodes.filter(
-          (n) => n["Order By"] !== undefined && /^idx_messages_search_(vector|grams)$/.test(String(n["Index Name"])),
+          (n) =>
+            n["Order By"] !== undefined &&
+            /^idx_messages_search_(vector|grams)$/.test(String(n["Index Name"])),
         ).length;
       }
       expect(ordered).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { SCHEMA_VERSION } from "@hermes/schema";
 import { PostgresSessionStore, RUM_MISSING } from "@hermes/postgres";
+import { SCHEMA_VERSION } from "@hermes/schema";
 import type { SearchIndexReport } from "@hermes/search";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";

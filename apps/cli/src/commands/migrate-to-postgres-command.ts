@@ -111,7 +111,9 @@ async function migrate(
   summary.sessions += skipped;
   onProgress(total, total);
   summary.elapsedMs = Math.round(performance.now() - started);
-  summary.messagesPerSecond = Math.round(summary.messagesImported / Math.max(summary.elapsedMs / 1000, 0.001));
+  summary.messagesPerSecond = Math.round(
+    summary.messagesImported / Math.max(summary.elapsedMs / 1000, 0.001),
+  );
   return summary;
 }
 

@@ -54,9 +54,7 @@ export async function insertMessages(
   const search = messages.map(({ row }) => searchColumns(row.content, row.tool_calls, row.tool_name));
   const sessions = [...new Set(messages.map((m) => m.row.session_id))];
   const arrays = [
-    ...INSERTED.map(
-      ([n, type]) => sql`${messages.map((m) => m.row[n] ?? null)}::${sql.raw(type)}[]`,
-    ),
+    ...INSERTED.map(([n, type]) => sql`${messages.map((m) => m.row[n] ?? null)}::${sql.raw(type)}[]`),
     sql`${messages.map(() => now())}::float8[]`,
     sql`${search.map((c) => c.vector)}::text[]`,
     sql`${search.map((c) => c.grams)}::text[]`,

@@ -93,7 +93,10 @@ export async function searchMessages(
     // The planner, misled by its estimate of a query's matches (words of one phrase, gram pairs
     // of one CJK term are not independent), may prefer selecting every match and sorting it:
     // with RUM the top hits are read off the index, which this transaction insists on.
-    if (rum) await sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`.execute(db);
+    if (rum)
+      await sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`.execute(
+        db,
+      );
     const candidates =
       rum && built.rankBy === null ? await newestCandidates(db, built, filters, limit + offset) : null;
     if (candidates !== null && candidates.length === 0) return [];

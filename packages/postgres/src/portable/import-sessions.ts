@@ -98,9 +98,7 @@ async function insertMessages(
   await sql`INSERT INTO messages (id, ${names}, search_vector, search_grams)
     SELECT COALESCE(u.id, nextval(pg_get_serial_sequence('messages', 'id'))), ${fromU},
       u.search_vector::tsvector, u.search_grams::tsvector
-    FROM unnest(${sql.join(arrays)}) AS u(id, ${names}, search_vector, search_grams)`.execute(
-    db,
-  );
+    FROM unnest(${sql.join(arrays)}) AS u(id, ${names}, search_vector, search_grams)`.execute(db);
   await sql`SELECT setval(pg_get_serial_sequence('messages', 'id'),
     GREATEST((SELECT COALESCE(MAX(id), 0) FROM messages), 1))`.execute(db);
 }
