@@ -90,13 +90,13 @@ export async function searchMessages(
   const filters = { sourceFilter, excludeSources, roleFilter };
   const rum = ctx.searchIndex.rum;
   const run = async (db: PgDb) => {
-    // The planner, misled by its estimate of a query's matches (words of one phrase, gram pairs
-    // of one CJK term are not independent), may prefer selecting every match and sorting it:
-    // with RUM the top hits are read off the index, which this transaction insists on.
-    if (rum)
-      await sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`.execute(
-        db,
-      );
+    // The planner, misled by its estimate of a CJK term's matches (its gram pairs are not
+    // independent), may prefer selecting every match and sorting it: with RUM the newest are
+    // read off the index, which this transaction insists on. Disabled plans cost 1e10, which
+    // would make the server JIT-compile these small queries (hundreds of ms): JIT off too.
+    if (rum && built.rankBy === null)
+      await sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true),
+        set_config('jit', 'off', true)`.execute(db);
     const candidates =
       rum && built.rankBy === null ? await newestCandidates(db, built, filters, limit + offset) : null;
     if (candidates !== null && candidates.length === 0) return [];
@@ -160,8 +160,9 @@ export async function searchMessages(
       };
     });
   };
-  // With RUM: its planner settings (local to the transaction), candidates and page from one snapshot.
-  return rum ? ctx.snapshot(run) : ctx.read(run);
+  // Newest first with RUM: planner settings (local to the transaction), candidates and page
+  // from one snapshot. Ranked queries are one statement (the page) and the contexts.
+  return rum && built.rankBy === null ? ctx.snapshot(run) : ctx.read(run);
 }
 
 /** State of the search index: rows whose `search_vector` is missing count as damage. */
