@@ -1,6 +1,11 @@
 import { sql } from "kysely";
 import type { PgDb } from "./pg-database.js";
 
+/** pg_trgm's index of the searched text (substring terms of three characters or more). */
+const TRGM_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
+  (COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, ''))
+  public.gin_trgm_ops)`;
+
 /** What the server offers that a migration step may use. */
 export interface PgServerFeatures {
   /** The RUM access method is installed in the database (index-ordered ranking). */
@@ -27,6 +32,10 @@ export function migrationStatements(step: PgMigration, features: PgServerFeature
  * GIN indexes that select the matches, which are then sorted.
  */
 export function searchIndexStatements(features: PgServerFeatures): string[] {
+  return [...wordAndGramIndexes(features), TRGM_INDEX_SQL];
+}
+
+function wordAndGramIndexes(features: PgServerFeatures): string[] {
   return features.rum
     ? [
         "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING rum (search_vector public.rum_tsvector_ops)",
@@ -135,9 +144,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
                         ELSE lexeme = words[i] END))
        $fn$`,
       "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector)",
-      `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
-        (COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, ''))
-        public.gin_trgm_ops)`,
+      TRGM_INDEX_SQL,
     ],
   },
   {
@@ -160,7 +167,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       "DROP FUNCTION IF EXISTS hermes_phrase_freq(tsvector, text[], boolean)",
       // v2's GIN word index is replaced when RUM is there (same name, the other method).
       ...(features.rum ? ["DROP INDEX IF EXISTS idx_messages_search_vector"] : []),
-      ...searchIndexStatements(features),
+      ...wordAndGramIndexes(features),
     ],
   },
 ];

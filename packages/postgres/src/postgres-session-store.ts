@@ -303,6 +303,17 @@ export class PostgresSessionStore implements SessionStoreApi {
   async rebuildSearchIndex(o?: { onProgress?: (progress: SearchIndexProgress) => void }): Promise<void> {
     return search.rebuildSearchIndex(this.#ctx, o);
   }
+  /**
+   * Bulk loads (PostgreSQL only): on an empty store drops the search indexes and returns
+   * `true`, so that a large import writes no index per row; then {@link buildSearchIndexes}.
+   */
+  async deferSearchIndexes(): Promise<boolean> {
+    return search.deferSearchIndexes(this.#ctx);
+  }
+  /** Creates missing search indexes (after {@link deferSearchIndexes}) and analyzes. */
+  async buildSearchIndexes(): Promise<void> {
+    return search.buildSearchIndexes(this.#ctx);
+  }
 
   // Export, retention, metadata -----------------------------------------------------------
 

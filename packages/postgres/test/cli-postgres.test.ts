@@ -37,6 +37,10 @@ describe("hermes-sessions with PostgreSQL", () => {
       expect(await pg.sessionCount()).toBe(sessions);
       expect(await pg.messageCount()).toBe(messages);
       expect(await pg.exportAll()).toEqual(await sqlite.exportAll());
+      // Copied into an empty store without search indexes, built at the end.
+      expect((await pg.verifySearchIndex()).ok).toBe(true);
+      expect(pg.searchMethod).toBe("rum");
+      expect((await pg.searchMessages("the", { limit: 1 })).length).toBe(1);
 
       const again = JSON.parse(
         await cli("migrate-to-postgres", "--from", file, "--to", pgUrl(schema), "--json"),

@@ -251,3 +251,36 @@ export async function rebuildSearchIndex(
     ctx.searchIndex.rum = await usesRum(db);
   });
 }
+
+/** The search indexes of `messages` (dropped for a bulk load, see {@link deferSearchIndexes}). */
+const SEARCH_INDEXES = [
+  "idx_messages_search_vector",
+  "idx_messages_search_grams",
+  "idx_messages_search_trgm",
+];
+
+/**
+ * For a bulk load into an empty store (`migrate-to-postgres`): drops the search indexes, so
+ * rows go in without per-row index maintenance (RUM has no pending list), and returns `true`;
+ * a store holding messages is left alone (`false`). {@link buildSearchIndexes} brings them back
+ * (as does `rebuildSearchIndex`, and `verifySearchIndex` reports them missing meanwhile).
+ */
+export async function deferSearchIndexes(ctx: PgStoreContext): Promise<boolean> {
+  return ctx.write(async (db) => {
+    await sql`LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE`.execute(db);
+    const any = await db.selectFrom("messages").select("id").limit(1).executeTakeFirst();
+    if (any !== undefined) return false;
+    for (const name of SEARCH_INDEXES) await sql`DROP INDEX IF EXISTS ${sql.ref(name)}`.execute(db);
+    return true;
+  });
+}
+
+/** Creates the missing search indexes (RUM where installed), then analyzes `messages`. */
+export async function buildSearchIndexes(ctx: PgStoreContext): Promise<void> {
+  await ctx.write(async (db) => {
+    const rum = await ensureRum(db);
+    for (const statement of searchIndexStatements({ rum })) await sql.raw(statement).execute(db);
+    ctx.searchIndex.rum = await usesRum(db);
+  });
+  await ctx.write((db) => sql`ANALYZE messages`.execute(db), { transaction: false });
+}
