@@ -1,5 +1,3 @@
-import type { SessionRow } from "@hermes/schema";
-import type { SearchIndexProgress, SearchIndexReport } from "@hermes/search";
 import {
   type AnthropicConversation,
   type AppendMessageInput,
@@ -23,21 +21,24 @@ import {
   type ListSessionsRichOptions,
   type MessageRow,
   nonNegativeInt,
-  options,
+  optionsObject,
   type PortableSession,
+  type PostgresBackendInfo,
+  type PostgresStoreStats,
   type RichSessionRow,
   requireId,
   type SearchHit,
   type SearchMessagesOptions,
   type SessionExport,
-  type SessionStoreApi,
+  type SessionStore,
   type SessionWithLastActive,
   StoreClosedError,
-  type StoreStats,
   type UpdateTokenCountsInput,
   type UsageStatsOptions,
   type UsageStatsRow,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { SessionRow } from "@hermes/schema";
+import type { SearchIndexProgress, SearchIndexReport } from "@hermes/search";
 import { sql } from "kysely";
 import pg from "pg";
 import * as conversation from "./operations/conversation.js";
@@ -74,19 +75,20 @@ export interface OpenPostgresSessionStoreOptions {
 }
 
 /**
- * The session store on PostgreSQL: every method of `@hermes/store`'s `SessionStore`, with the
- * same rows, values and errors. Open it with {@link openPostgresSessionStore}.
+ * The session store on PostgreSQL: `SessionStore` of `@hermes/core`, with the same rows, values
+ * and errors as the SQLite store. Open it with {@link openPostgresSessionStore}.
  *
  * Each method checks its arguments and runs one operation of `operations/` or `portable/`
  * (the same files as the SQLite store's) on a {@link PgStoreContext}: reads on the pool,
  * writes one transaction each through the store's FIFO writer.
  */
-export class PostgresSessionStore implements SessionStoreApi {
+export class PostgresSessionStore implements SessionStore {
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   readonly #db: PgDb;
   readonly #writer: PgWriter;
   readonly #migration: PgMigrationReport;
+  readonly #backend: PostgresBackendInfo;
   readonly #ctx: PgStoreContext;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -99,6 +101,7 @@ export class PostgresSessionStore implements SessionStoreApi {
     db: PgDb,
     deadlineMs: number,
     migration: PgMigrationReport,
+    backend: PostgresBackendInfo,
     clock: () => number,
     rum: boolean,
   ) {
@@ -107,6 +110,7 @@ export class PostgresSessionStore implements SessionStoreApi {
     this.#db = db;
     this.#writer = new PgWriter(db, deadlineMs);
     this.#migration = migration;
+    this.#backend = backend;
     this.#ctx = {
       db,
       now: clock,
@@ -123,9 +127,9 @@ export class PostgresSessionStore implements SessionStoreApi {
     };
   }
 
-  /** Where the data lives (a PostgreSQL server), for messages. */
-  get path(): string {
-    return "postgresql";
+  /** What the store runs on: `kind: "postgres"`, the schema that holds its tables, the server's version. */
+  get backend(): PostgresBackendInfo {
+    return this.#backend;
   }
 
   /** What opening did to the schema. */
@@ -223,7 +227,7 @@ export class PostgresSessionStore implements SessionStoreApi {
   }): Promise<SessionWithLastActive[]> {
     return listing.searchSessions(this.#ctx, o);
   }
-  /** Sessions for a picker with `last_active` and `preview` (see `@hermes/store`). */
+  /** Sessions for a picker with `last_active` and `preview` (see `SessionStore` of `@hermes/core`). */
   async listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]> {
     return listing.listSessionsRich(this.#ctx, o);
   }
@@ -422,26 +426,18 @@ export class PostgresSessionStore implements SessionStoreApi {
   // Lifecycle -------------------------------------------------------------------------------
 
   /**
-   * Counters of the write path, in the SQLite store's shape: every transaction holds one write
-   * (no group commit: the server commits concurrent transactions itself), and there is no WAL
-   * file or cross-process queue of writers, so the checkpoint, WAL and hand-off fields stay 0.
+   * Counters of the write path (`backend: "postgres"`, the write counters of `@hermes/core`):
+   * `writes` counts calls, `groupsCommitted` the statements or transactions that carried them
+   * (concurrent appends are grouped into one statement).
    */
-  stats(): StoreStats {
+  stats(): PostgresStoreStats {
     const { groups, groupMax, ...w } = this.#writer.stats;
     return {
+      backend: "postgres",
       ...w,
       groupsCommitted: groups,
       writesPerGroupMean: groups > 0 ? w.writes / groups : 0,
       writesPerGroupMax: groupMax,
-      checkpoints: 0,
-      handoffs: 0,
-      deferrals: 0,
-      sharedWrites: 0,
-      servedWrites: 0,
-      walRestarts: 0,
-      walEscalations: 0,
-      walBytesMax: 0,
-      walBytes: 0,
     };
   }
 
@@ -459,6 +455,13 @@ export class PostgresSessionStore implements SessionStoreApi {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** The schema the pool's connections use (their `search_path`'s first) and the server's version. */
+async function backendInfo(db: PgDb): Promise<PostgresBackendInfo> {
+  const { rows } = await sql<{ schema: string; version: string }>`
+    SELECT current_schema() AS schema, current_setting('server_version') AS version`.execute(db);
+  return Object.freeze({ kind: "postgres", schema: rows[0]!.schema, serverVersion: rows[0]!.version });
 }
 
 /** Validates a schema name (an SQL identifier we create and quote). */
@@ -480,7 +483,7 @@ function schemaName(value: unknown): string {
 export async function openPostgresSessionStore(
   o: OpenPostgresSessionStoreOptions,
 ): Promise<PostgresSessionStore> {
-  const opts = options("options", o);
+  const opts = optionsObject("options", o);
   const deadlineMs = opts.writeDeadlineMs ?? 30_000;
   if (typeof deadlineMs !== "number" || !Number.isFinite(deadlineMs) || deadlineMs < 0) {
     throw new InvalidArgumentError("writeDeadlineMs", "writeDeadlineMs must be a non-negative number");
@@ -531,6 +534,7 @@ export async function openPostgresSessionStore(
       db,
       deadlineMs,
       migration,
+      await backendInfo(db),
       opts.clock ?? (() => Date.now() / 1000),
       await usesRum(db),
     );

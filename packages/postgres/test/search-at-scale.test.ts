@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { HermesStoreError } from "@hermes/core";
 import {
   migrationStatements,
   openPostgresSessionStore,
@@ -7,10 +8,9 @@ import {
   RUM_MISSING,
   searchColumns,
 } from "@hermes/postgres";
-import type { HermesStoreError } from "@hermes/store";
+import { comparableSearch } from "@hermes/postgres/testing";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { comparableSearch } from "./comparable-search.js";
 
 const url = inject("pgConnectionString");
 if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { PostgresSessionStore, RUM_MISSING } from "@hermes/postgres";
+import type { SessionStore as AnyStore } from "@hermes/core";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import type { SearchIndexReport } from "@hermes/search";
 import { openSessionStore, type SessionStore } from "@hermes/store";
@@ -8,6 +8,7 @@ import Database from "better-sqlite3";
 import { Command } from "commander";
 import { CliError, errorLine } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
+import { loadPostgres } from "../load-postgres.js";
 import {
   isPostgresUrl,
   locateDatabase,
@@ -16,7 +17,7 @@ import {
   requireExisting,
 } from "../open-database.js";
 import { formatBytes } from "../render/format-time.js";
-import { createProgressBar } from "../render/progress-bar.js";
+import { createProgress } from "../render/progress.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { printJson } from "../write-output.js";
 
@@ -153,6 +154,7 @@ function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
  * when RUM is missing: search works on GIN, slower), and the search indexes.
  */
 async function postgresChecks(url: string, repairIt: boolean): Promise<DoctorCheck[]> {
+  const { PostgresSessionStore, RUM_MISSING } = await loadPostgres();
   const store = await openPostgres(url);
   try {
     const checks: DoctorCheck[] = [];
@@ -182,17 +184,14 @@ async function postgresChecks(url: string, repairIt: boolean): Promise<DoctorChe
   }
 }
 
-async function repair(store: SessionStoreApiLike): Promise<void> {
-  const progress = createProgressBar("rebuilding search indexes");
+async function repair(store: Pick<AnyStore, "rebuildSearchIndex">): Promise<void> {
+  const progress = createProgress("rebuilding search indexes");
   try {
     await store.rebuildSearchIndex({ onProgress: (p) => progress.update(p.done, p.total, p.index) });
   } finally {
     progress.finish();
   }
 }
-
-/** What `repair` needs of a store (either backend). */
-type SessionStoreApiLike = Pick<SessionStore, "rebuildSearchIndex">;
 
 /** `doctor`: checks the file, schema, integrity, search indexes and permissions. */
 export function doctorCommand(): Command {

@@ -1,17 +1,17 @@
-import { type SearchIndexProgress, type SearchIndexReport, substringExcerpt } from "@hermes/search";
 import {
   InvalidArgumentError,
-  options,
+  optionsObject as options,
   type SearchHit,
   type SearchMessagesOptions,
-  searchArguments,
-} from "@hermes/store";
+} from "@hermes/core";
+import { type SearchIndexProgress, type SearchIndexReport, substringExcerpt } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { anyText, collateC, type PgDb } from "../pg-database.js";
 import { ensureRum, searchIndexStatements, usesRum } from "../pg-schema.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { fts5Snippet } from "../search/fts5-compat.js";
 import { searchColumns } from "../search/pg-search-text.js";
+import { searchArguments } from "../search/search-arguments.js";
 import { searchContexts } from "../search/search-contexts.js";
 import { type SearchQuery, searchQuery } from "../search/search-query.js";
 import { messageCount } from "./sessions.js";

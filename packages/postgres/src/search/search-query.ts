@@ -1,13 +1,4 @@
-import {
-  lexCjkQuery,
-  parseFtsQuery,
-  parseQueryTokens,
-  type planSearch,
-  positiveTerms,
-  pyStrip,
-  queryTerms,
-  sanitizeFts5Query,
-} from "@hermes/search";
+import { parseCjkQuery, parseFtsQuery, type planSearch, positiveTerms, queryTerms } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { type Phrase, queryPhrases, trigramPhrases, trigramTokens } from "./fts5-compat.js";
 import { substringCondition, tsqueryLiteral, wordTokensAt } from "./pg-search-text.js";
@@ -42,9 +33,9 @@ export function searchQuery(
       needles: [],
     };
   }
-  const sanitized = sanitizeFts5Query(query);
-  const tree = parseQueryTokens(lexCjkQuery(sanitized));
-  if (tree === null || pyStrip(sanitized).length === 0) return null;
+  // The same tree the plan was made from (a leading NOT kept, as on SQLite).
+  const tree = parseCjkQuery(query);
+  if (tree === null) return null;
   // Three or more CJK characters (ranked by FTS5's trigram table on SQLite): the same hits,
   // newest first here, with FTS5's trigram snippets.
   const ranked =
