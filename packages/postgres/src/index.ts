@@ -1,12 +1,19 @@
-export { PG_MIGRATIONS, PG_SCHEMA_VERSION, type PgMigrationReport } from "./pg-schema.js";
+export {
+  migrationStatements,
+  PG_MIGRATIONS,
+  PG_SCHEMA_VERSION,
+  type PgMigrationReport,
+  type PgServerFeatures,
+  RUM_MISSING,
+} from "./pg-schema.js";
 export {
   type OpenPostgresSessionStoreOptions,
   openPostgresSessionStore,
   PostgresSessionStore,
 } from "./postgres-session-store.js";
 export {
-  searchTokenCount,
-  searchTrigramCount,
+  type SearchColumns,
+  searchColumns,
   searchVectorLiteral,
   tsqueryLiteral,
   wordTokens,

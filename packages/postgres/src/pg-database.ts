@@ -1,5 +1,6 @@
 import type { MessagesTable, SchemaVersionTable, SessionsTable, StateMetaTable } from "@hermes/schema";
 import {
+  type Generated,
   Kysely,
   PostgresDialect,
   type PostgresPool,
@@ -15,10 +16,8 @@ import pg from "pg";
  */
 export interface PgMessagesTable extends MessagesTable {
   search_vector: string | null;
-  /** Words of the message (FTS5's document size in bm25). */
-  search_tokens: number | null;
-  /** Trigrams of the message (the trigram ranking's document size). */
-  search_trigrams: number | null;
+  /** CJK grams of the message (empty without CJK; see `searchColumns`). */
+  search_grams: Generated<string>;
 }
 
 /** The Kysely database interface of the PostgreSQL schema (see `PG_MIGRATIONS`). */

@@ -1,11 +1,51 @@
 import { sql } from "kysely";
 import type { PgDb } from "./pg-database.js";
 
+/** pg_trgm's index of the searched text (substring terms of three characters or more). */
+const TRGM_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
+  (COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, ''))
+  public.gin_trgm_ops)`;
+
+/** What the server offers that a migration step may use. */
+export interface PgServerFeatures {
+  /** The RUM access method is installed in the database (index-ordered ranking). */
+  readonly rum: boolean;
+}
+
 /** One versioned migration step of the PostgreSQL schema. */
 export interface PgMigration {
   readonly version: number;
   readonly name: string;
-  readonly sql: readonly string[];
+  /** Statements, or statements for the server's features (RUM or GIN). */
+  readonly sql: readonly string[] | ((features: PgServerFeatures) => readonly string[]);
+}
+
+/** The statements of `step` on a server with `features`. */
+export function migrationStatements(step: PgMigration, features: PgServerFeatures): readonly string[] {
+  return typeof step.sql === "function" ? step.sql(features) : step.sql;
+}
+
+/**
+ * The search indexes of the current schema, by features: with RUM the word vector is indexed
+ * with positions (`ORDER BY search_vector <=> query` reads the top hits off the index) and the
+ * gram vector with the message timestamp attached (newest first off the index); without RUM,
+ * GIN indexes that select the matches, which are then sorted.
+ */
+export function searchIndexStatements(features: PgServerFeatures): string[] {
+  return [...wordAndGramIndexes(features), TRGM_INDEX_SQL];
+}
+
+function wordAndGramIndexes(features: PgServerFeatures): string[] {
+  return features.rum
+    ? [
+        "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING rum (search_vector public.rum_tsvector_ops)",
+        `CREATE INDEX IF NOT EXISTS idx_messages_search_grams ON messages
+          USING rum (search_grams public.rum_tsvector_addon_ops, timestamp) WITH (attach = 'timestamp', to = 'search_grams')`,
+      ]
+    : [
+        "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector)",
+        "CREATE INDEX IF NOT EXISTS idx_messages_search_grams ON messages USING gin (search_grams)",
+      ];
 }
 
 /**
@@ -104,9 +144,30 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
                         ELSE lexeme = words[i] END))
        $fn$`,
       "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector)",
-      `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
-        (COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, ''))
-        public.gin_trgm_ops)`,
+      TRGM_INDEX_SQL,
+    ],
+  },
+  {
+    version: 3,
+    name: "search at scale: CJK grams in their own column, RUM indexes where installed, no bm25 columns",
+    sql: (features) => [
+      // Messages without CJK hold an empty vector (a constant default: no table rewrite).
+      "ALTER TABLE messages ADD COLUMN IF NOT EXISTS search_grams tsvector NOT NULL DEFAULT ''",
+      // v2 kept the grams ('~'-marked lexemes) in the word vector: moved over, on those rows only.
+      `UPDATE messages SET
+         search_grams = array_to_tsvector(ARRAY(
+           SELECT l FROM unnest(tsvector_to_array(search_vector)) AS l WHERE starts_with(l, '~'))),
+         search_vector = ts_delete(search_vector, ARRAY(
+           SELECT l FROM unnest(tsvector_to_array(search_vector)) AS l WHERE starts_with(l, '~')))
+       WHERE search_vector @@ '''~'':*'::tsquery`,
+      "DROP INDEX IF EXISTS idx_messages_search_tokens",
+      "DROP INDEX IF EXISTS idx_messages_search_trigrams",
+      "ALTER TABLE messages DROP COLUMN IF EXISTS search_tokens",
+      "ALTER TABLE messages DROP COLUMN IF EXISTS search_trigrams",
+      "DROP FUNCTION IF EXISTS hermes_phrase_freq(tsvector, text[], boolean)",
+      // v2's GIN word index is replaced when RUM is there (same name, the other method).
+      ...(features.rum ? ["DROP INDEX IF EXISTS idx_messages_search_vector"] : []),
+      ...wordAndGramIndexes(features),
     ],
   },
 ];
@@ -135,6 +196,7 @@ export async function migratePg(db: PgDb): Promise<PgMigrationReport> {
   return db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessions:' || current_schema()))`.execute(trx);
     await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`.execute(trx);
+    const features = { rum: await ensureRum(trx) };
     await trx.schema
       .createTable("schema_version")
       .ifNotExists()
@@ -149,7 +211,7 @@ export async function migratePg(db: PgDb): Promise<PgMigrationReport> {
     for (const step of PG_MIGRATIONS) {
       if (step.version <= from) continue;
       // DDL text as written above (CREATE … IF NOT EXISTS, a SQL function): run verbatim.
-      for (const statement of step.sql) await sql.raw(statement).execute(trx);
+      for (const statement of migrationStatements(step, features)) await sql.raw(statement).execute(trx);
       applied.push(`v${step.version}: ${step.name}`);
     }
     if (applied.length > 0) {
@@ -160,7 +222,7 @@ export async function migratePg(db: PgDb): Promise<PgMigrationReport> {
       fromVersion: from === 0 ? null : from,
       toVersion: Math.max(from, PG_SCHEMA_VERSION),
       applied,
-      warnings: [],
+      warnings: features.rum ? [] : [RUM_MISSING],
       newerVersion: from > PG_SCHEMA_VERSION,
     };
   });
@@ -193,4 +255,40 @@ export async function inspectPg(db: PgDb): Promise<PgMigrationReport | null> {
         newerVersion: version > PG_SCHEMA_VERSION,
       };
     });
+}
+
+/** Why search runs on GIN rather than RUM (the `doctor` note and the migration warning). */
+export const RUM_MISSING =
+  "the RUM extension is not installed in this database: ranked and CJK search sort every match " +
+  "(GIN) instead of reading the top hits off a RUM index; install the server package (e.g. " +
+  "Debian's postgresql-15-rum), run CREATE EXTENSION rum as a superuser, then rebuild the search index";
+
+/**
+ * Whether RUM is usable: installed in the database, or installable now (a superuser's
+ * connection; the extension is not trusted). A failed `CREATE EXTENSION` is rolled back to a
+ * savepoint, never an error: search then runs on GIN.
+ */
+export async function ensureRum(db: PgDb): Promise<boolean> {
+  const count = async (query: ReturnType<typeof sql<{ n: number }>>) =>
+    Number((await query.execute(db)).rows[0]?.n ?? 0);
+  if ((await count(sql`SELECT count(*) AS n FROM pg_extension WHERE extname = 'rum'`)) > 0) return true;
+  if ((await count(sql`SELECT count(*) AS n FROM pg_available_extensions WHERE name = 'rum'`)) === 0)
+    return false;
+  await sql`SAVEPOINT hermes_rum`.execute(db);
+  try {
+    await sql`CREATE EXTENSION IF NOT EXISTS rum SCHEMA public`.execute(db);
+    await sql`RELEASE SAVEPOINT hermes_rum`.execute(db);
+    return true;
+  } catch {
+    await sql`ROLLBACK TO SAVEPOINT hermes_rum`.execute(db);
+    return false;
+  }
+}
+
+/** Whether the store's word index is a RUM index (else GIN: ranking sorts the matches). */
+export async function usesRum(db: PgDb): Promise<boolean> {
+  const { rows } = await sql<{ amname: string }>`SELECT a.amname FROM pg_class c
+      JOIN pg_am a ON a.oid = c.relam JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE c.relname = 'idx_messages_search_vector' AND n.nspname = current_schema()`.execute(db);
+  return rows[0]?.amname === "rum";
 }

@@ -1,5 +1,5 @@
 import type { PgDb } from "./pg-database.js";
-import type { CorpusCache } from "./search/search-query.js";
+import type { GroupResult } from "./pg-writer.js";
 
 /**
  * What every operation module receives from `PostgresSessionStore`: the database, the clock and
@@ -19,8 +19,14 @@ export interface PgStoreContext {
   snapshot<T>(fn: (db: PgDb) => Promise<T>): Promise<T>;
   /** One write: a transaction (or, with `transaction: false`, one connection) after every earlier write. */
   write<T>(fn: (db: PgDb) => Promise<T>, o?: { transaction?: boolean }): Promise<T>;
+  /** One item of a grouped write (see `PgWriter.group`): calls queued together share one statement. */
+  group<I, R>(
+    kind: string,
+    item: I,
+    fn: (db: PgDb, items: readonly I[]) => Promise<GroupResult<R>[]>,
+  ): Promise<R>;
   /** A long-lived iterable whose failure after `close()` becomes `STORE_CLOSED`. */
   guard<T>(source: AsyncIterable<T>): AsyncIterable<T>;
-  /** The store's bm25 corpus sizes, kept between searches. */
-  readonly corpus: CorpusCache;
+  /** Which index method serves search (RUM: top hits off the index; GIN: matches sorted). */
+  readonly searchIndex: { rum: boolean };
 }

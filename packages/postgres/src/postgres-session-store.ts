@@ -51,7 +51,7 @@ import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import { createPgDb, type PgDb } from "./pg-database.js";
 import { mapPgError } from "./pg-errors.js";
-import { inspectPg, migratePg, type PgMigrationReport } from "./pg-schema.js";
+import { inspectPg, migratePg, PG_SCHEMA_VERSION, type PgMigrationReport, usesRum } from "./pg-schema.js";
 import type { PgStoreContext } from "./pg-store-context.js";
 import { PgWriter } from "./pg-writer.js";
 import * as portable from "./portable/store-methods.js";
@@ -113,6 +113,7 @@ export class PostgresSessionStore implements SessionStore {
     migration: PgMigrationReport,
     backend: PostgresBackendInfo,
     clock: () => number,
+    rum: boolean,
     readOnly = false,
   ) {
     this.#readOnly = readOnly;
@@ -129,8 +130,12 @@ export class PostgresSessionStore implements SessionStore {
       read: (fn) => this.#read(fn),
       snapshot: (fn) => this.#snapshot(fn),
       write: (fn, o) => this.#write(fn, o),
+      group: (kind, item, fn) => {
+        this.#check();
+        return this.#writer.group(kind, item, fn);
+      },
       guard: (source) => this.#guard(source),
-      corpus: {},
+      searchIndex: { rum },
     };
   }
 
@@ -152,6 +157,14 @@ export class PostgresSessionStore implements SessionStore {
   /** Why writes are impossible, in words; `null` when the store writes. */
   get readOnlyReason(): string | null {
     return this.#readOnly ? "it was opened with readOnly: true" : null;
+  }
+
+  /**
+   * The index method behind search: `rum` reads the top hits off the index; `gin` (RUM not
+   * installed on the server) selects every match and sorts it (see `RUM_MISSING`).
+   */
+  get searchMethod(): "rum" | "gin" {
+    return this.#ctx.searchIndex.rum ? "rum" : "gin";
   }
 
   #check(): void {
@@ -326,6 +339,17 @@ export class PostgresSessionStore implements SessionStore {
   async rebuildSearchIndex(o?: { onProgress?: (progress: SearchIndexProgress) => void }): Promise<void> {
     return search.rebuildSearchIndex(this.#ctx, o);
   }
+  /**
+   * Bulk loads (PostgreSQL only): on an empty store drops the search indexes and returns
+   * `true`, so that a large import writes no index per row; then {@link buildSearchIndexes}.
+   */
+  async deferSearchIndexes(): Promise<boolean> {
+    return search.deferSearchIndexes(this.#ctx);
+  }
+  /** Creates missing search indexes (after {@link deferSearchIndexes}) and analyzes. */
+  async buildSearchIndexes(): Promise<void> {
+    return search.buildSearchIndexes(this.#ctx);
+  }
 
   // Export, retention, metadata -----------------------------------------------------------
 
@@ -440,17 +464,17 @@ export class PostgresSessionStore implements SessionStore {
 
   /**
    * Counters of the write path (`backend: "postgres"`, the write counters of `@hermes/core`):
-   * every transaction holds one write (no group commit: the server commits concurrent
-   * transactions itself).
+   * `writes` counts calls, `groupsCommitted` the statements or transactions that carried them
+   * (concurrent appends are grouped into one statement).
    */
   stats(): PostgresStoreStats {
-    const w = this.#writer.stats;
+    const { groups, groupMax, ...w } = this.#writer.stats;
     return {
       backend: "postgres",
       ...w,
-      groupsCommitted: w.writes,
-      writesPerGroupMean: w.writes > 0 ? 1 : 0,
-      writesPerGroupMax: w.writes > 0 ? 1 : 0,
+      groupsCommitted: groups,
+      writesPerGroupMean: groups > 0 ? w.writes / groups : 0,
+      writesPerGroupMax: groupMax,
     };
   }
 
@@ -560,6 +584,14 @@ export async function openPostgresSessionStore(
         "A read-only open",
       );
     }
+    // This store's queries read the current layout; a read-only open never upgrades one.
+    if (readOnly && (migration.toVersion ?? 0) < PG_SCHEMA_VERSION) {
+      throw new StoreReadOnlyError(
+        "postgresql",
+        `the schema ${schema ?? "of the connection's search_path"} holds store schema v${migration.toVersion}, which this version reads after upgrading it to v${PG_SCHEMA_VERSION}; open it once without readOnly to upgrade it`,
+        "A read-only open",
+      );
+    }
     return new PostgresSessionStore(
       pool,
       owns,
@@ -568,6 +600,7 @@ export async function openPostgresSessionStore(
       migration,
       await backendInfo(db),
       opts.clock ?? (() => Date.now() / 1000),
+      await usesRum(db),
       readOnly,
     );
   } catch (error) {

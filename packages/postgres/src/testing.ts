@@ -4,6 +4,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+export { comparableSearch } from "./comparable-search.js";
+
 /** A throwaway PostgreSQL cluster (see {@link startPgCluster}). */
 export interface PgCluster {
   readonly connectionString: string;

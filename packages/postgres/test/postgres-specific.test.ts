@@ -39,12 +39,12 @@ describe("migrations under an advisory lock", () => {
     const reports = (await Promise.all(children)).map((r) => JSON.parse(r.stdout));
     const migrated = reports.filter((r) => r.applied.length > 0);
     expect(migrated).toHaveLength(1);
-    expect(migrated[0]).toMatchObject({ fromVersion: null, toVersion: 2, warnings: [], newerVersion: false });
-    expect(reports.filter((r) => r.applied.length === 0).every((r) => r.fromVersion === 2)).toBe(true);
+    expect(migrated[0]).toMatchObject({ fromVersion: null, toVersion: 3, warnings: [], newerVersion: false });
+    expect(reports.filter((r) => r.applied.length === 0).every((r) => r.fromVersion === 3)).toBe(true);
     const store = await open(schema);
     expect(store.migration).toEqual({
-      fromVersion: 2,
-      toVersion: 2,
+      fromVersion: 3,
+      toVersion: 3,
       applied: [],
       warnings: [],
       newerVersion: false,
@@ -54,7 +54,7 @@ describe("migrations under an advisory lock", () => {
     await client.connect();
     try {
       const versions = await client.query(`SELECT version FROM "${schema}".schema_version`);
-      expect(versions.rows).toEqual([{ version: 2 }]);
+      expect(versions.rows).toEqual([{ version: 3 }]);
     } finally {
       await client.end();
     }
@@ -63,7 +63,7 @@ describe("migrations under an advisory lock", () => {
   it("a second open of a migrated schema applies nothing and keeps the data", async () => {
     const schema = fresh();
     const first = await open(schema);
-    expect(first.migration.applied).toHaveLength(2);
+    expect(first.migration.applied).toHaveLength(3);
     await first.createSession({ id: "s1", source: "cli" });
     const second = await open(schema);
     expect(second.migration.applied).toEqual([]);
@@ -184,7 +184,7 @@ describe("PostgreSQL limits mapped to the store's errors", () => {
     expect(await store.messageCount()).toBe(1);
   });
 
-  it("verifySearchIndex reports both GIN indexes; rebuildSearchIndex restores missing vectors", async () => {
+  it("verifySearchIndex reports the search indexes; rebuildSearchIndex restores missing vectors", async () => {
     const schema = fresh();
     const store = await open(schema);
     await store.createSession({ id: "s", source: "cli" });

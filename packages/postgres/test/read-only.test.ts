@@ -84,4 +84,29 @@ describe("openPostgresSessionStore({ readOnly: true })", () => {
       await client.end();
     }
   });
+
+  it("a store of an older schema version is STORE_READ_ONLY (a read-only open never upgrades), and nothing changes", async () => {
+    const schema = fresh();
+    const writer = await open(schema);
+    await writer.createSession({ id: "s1", source: "cli" });
+    const current = writer.migration.toVersion ?? 0;
+    expect(current).toBeGreaterThan(1);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      // Stamp the store one version back, as a store last opened by the previous release is.
+      await client.query(`DELETE FROM "${schema}".schema_version WHERE version >= $1`, [current]);
+      await client.query(`INSERT INTO "${schema}".schema_version (version) VALUES ($1)`, [current - 1]);
+      const before = await dump(schema);
+      const error = (await openPostgresSessionStore({ connectionString: url, schema, readOnly: true }).catch(
+        (e: unknown) => e,
+      )) as HermesStoreError;
+      expect(error.code).toBe("STORE_READ_ONLY");
+      expect(error.message).toContain(`v${current - 1}`);
+      expect(error.message).toContain(`v${current}`);
+      expect(await dump(schema)).toBe(before);
+    } finally {
+      await client.end();
+    }
+  });
 });

@@ -33,7 +33,12 @@ const USER_ENV = Object.fromEntries(
 );
 
 /** Runs a command; on failure the error carries its output, so a failing step says why. */
-async function sh(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = USER_ENV): Promise<string> {
+async function sh(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = USER_ENV,
+): Promise<string> {
   try {
     const { stdout } = await run(cmd, args, { cwd, maxBuffer: 64 * 1024 * 1024, env });
     return stdout;

@@ -45,6 +45,10 @@ describe("hermes-sessions with PostgreSQL", () => {
       expect(await pg.sessionCount()).toBe(sessions);
       expect(await pg.messageCount()).toBe(messages);
       expect(await pg.exportAll()).toEqual(await sqlite.exportAll());
+      // Copied into an empty store without search indexes, built at the end.
+      expect((await pg.verifySearchIndex()).ok).toBe(true);
+      expect(pg.searchMethod).toBe("rum");
+      expect((await pg.searchMessages("the", { limit: 1 })).length).toBe(1);
 
       const again = JSON.parse(
         await cli("migrate-to-postgres", "--from", file, "--to", pgUrl(schema), "--json"),
@@ -96,5 +100,35 @@ describe("hermes-sessions with PostgreSQL", () => {
     } finally {
       await pg.close();
     }
+  });
+
+  it("doctor --db postgres://… reports the schema, the search index method and the search indexes", async () => {
+    const schema = `c_${randomBytes(6).toString("hex")}`;
+    const db = pgUrl(schema);
+    // doctor without --repair opens read-only: an empty schema is refused, and stays empty.
+    const refused = await cli("--db", db, "doctor", "--json").then(
+      () => null,
+      (e: { stderr?: string }) => e,
+    );
+    expect(refused?.stderr).toContain("holds no session store");
+    const created = await openPostgresSessionStore({ connectionString: url, schema });
+    await created.close();
+    const report = JSON.parse(await cli("--db", db, "doctor", "--json"));
+    expect(report.ok).toBe(true);
+    const byName = Object.fromEntries(
+      report.checks.map((c: { name: string; status: string; detail: string }) => [c.name, c]),
+    );
+    expect(byName["schema version"]).toMatchObject({ status: "ok", detail: expect.stringMatching(/^v3\b/) });
+    expect(byName["search index method"]).toMatchObject({
+      status: "ok",
+      detail: expect.stringMatching(/^RUM/),
+    });
+    expect(
+      report.checks
+        .filter((c: { name: string }) => c.name.startsWith("search index idx_"))
+        .map((c: { status: string }) => c.status),
+    ).toEqual(["ok", "ok", "ok"]);
+    const repaired = JSON.parse(await cli("--db", db, "doctor", "--repair", "--json"));
+    expect(repaired).toMatchObject({ ok: true, repaired: true });
   });
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { openPostgresSessionStore } from "@hermes/postgres";
+import { comparableSearch } from "@hermes/postgres/testing";
 import { openSessionStore } from "@hermes/store";
 import { describe, expect, inject, it } from "vitest";
 import { copyOfSample } from "./helpers/reference-sample.js";
@@ -60,8 +61,8 @@ describe("differential on the reference sample (SQLite → PostgreSQL via import
       const differing: string[] = [];
       for (const q of queries) {
         const [a, b] = [
-          await sqlite.searchMessages(q, { limit: 50 }),
-          await postgres.searchMessages(q, { limit: 50 }),
+          await comparableSearch(sqlite, q, { limit: 50 }),
+          await comparableSearch(postgres, q, { limit: 50 }),
         ];
         if (JSON.stringify(a) !== JSON.stringify(b)) differing.push(q);
       }

@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from "node:util";
 import { manualClock } from "@hermes/conformance";
 import type { SessionStore } from "@hermes/core";
 import { openPostgresSessionStore } from "@hermes/postgres";
+import { comparableSearch } from "@hermes/postgres/testing";
 import { openSessionStore } from "@hermes/store";
 import { describe, expect, inject, it } from "vitest";
 
@@ -100,6 +101,12 @@ async function script(store: SessionStore, clock: ReturnType<typeof manualClock>
       },
     ]),
   );
+  await step("winner", () =>
+    store.appendMessages([
+      { sessionId: "root", role: "user", content: `${filler(40, "epsilon")} one quokka` },
+      { sessionId: "root", role: "user", content: "quokka quokka quokka at noon" },
+    ]),
+  );
   await step("cjk", () =>
     store.appendMessages([
       { sessionId: "tg", role: "user", content: "广西桂林的山水很美" },
@@ -177,9 +184,14 @@ async function script(store: SessionStore, clock: ReturnType<typeof manualClock>
     "gamma OR needle",
     "记忆断裂",
   ])
-    await step(`search ${q}`, () => store.searchMessages(q, { limit: 10 }));
+    await step(`search ${q}`, () => comparableSearch(store, q, { limit: 10 }));
   await step("search filtered", () =>
-    store.searchMessages("docker", { sourceFilter: ["telegram"], roleFilter: ["user"] }),
+    comparableSearch(store, "docker", { sourceFilter: ["telegram"], roleFilter: ["user"] }),
+  );
+  // A clear winner (three occurrences in five words against one in a long message) comes
+  // first under either relevance measure.
+  await step("search clear winner", async () =>
+    (await store.searchMessages("quokka", { limit: 1 })).map((h) => h.id),
   );
   await step("usage by source", () => store.usageStats({ groupBy: "source" }));
   await step("usage by day", () => store.usageStats({ groupBy: "day" }));

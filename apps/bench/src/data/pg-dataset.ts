@@ -1,13 +1,6 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import {
-  openPostgresSessionStore,
-  PG_MIGRATIONS,
-  PG_SCHEMA_VERSION,
-  searchTokenCount,
-  searchTrigramCount,
-  searchVectorLiteral,
-} from "@hermes/postgres";
+import { openPostgresSessionStore, PG_SCHEMA_VERSION, searchColumns } from "@hermes/postgres";
 import { canHostPgCluster, type PgCluster, startPgCluster } from "@hermes/postgres/testing";
 import Database from "better-sqlite3";
 import pg from "pg";
@@ -18,7 +11,7 @@ import { LongStepProgress } from "./long-step-progress.js";
 const BATCH = 5000;
 
 /** Bump when the loader's output changes, so stale cached clusters are not reused. */
-const LOADER_VERSION = 1;
+const LOADER_VERSION = 2;
 
 /** A running PostgreSQL server holding a data set, and how it got there. */
 export interface PgDataset {
@@ -42,8 +35,21 @@ interface Marker {
   readonly loaderVersion: number;
 }
 
-/** Server settings of the data set's cluster: room to build the GIN indexes in memory. */
-const SETTINGS = { maintenance_work_mem: "1GB", max_wal_size: "8GB", checkpoint_timeout: "30min" };
+/**
+ * Server settings of the bench's clusters (both documented in @hermes/postgres's README):
+ * memory for the index and the sorts a GIN fallback needs, and room to build the search
+ * indexes in memory (synchronous_commit and fsync stay on).
+ */
+export const PG_BENCH_SETTINGS = {
+  shared_buffers: "2GB",
+  effective_cache_size: "8GB",
+  work_mem: "32MB",
+  random_page_cost: "1.1",
+  maintenance_work_mem: "1GB",
+  max_wal_size: "8GB",
+  checkpoint_timeout: "30min",
+};
+const SETTINGS = PG_BENCH_SETTINGS;
 
 /**
  * A local PostgreSQL cluster holding the cached SQLite data set `data`, loaded with the
@@ -163,12 +169,14 @@ async function load(
   try {
     // Not durable per batch (the load is redone whole if interrupted).
     await client.query("SET synchronous_commit = off");
+    // The indexes the store made (RUM or GIN, as the server allows), rebuilt after the rows
+    // from their own definitions.
     const indexes = (
-      await client.query<{ indexname: string }>(
-        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'messages' AND indexname <> 'messages_pkey'",
+      await client.query<{ indexname: string; indexdef: string }>(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'messages' AND indexname <> 'messages_pkey'",
       )
-    ).rows.map((r) => r.indexname);
-    for (const index of indexes) await client.query(`DROP INDEX ${index}`);
+    ).rows;
+    for (const index of indexes) await client.query(`DROP INDEX ${index.indexname}`);
 
     const sessionColumns = (sqlite.pragma("table_info(sessions)") as Array<{ name: string }>).map(
       (c) => c.name,
@@ -179,7 +187,7 @@ async function load(
     const sessionSql = unnestInsert("sessions", sessionColumns, await columnTypes(client, "sessions"));
     const messageSql = unnestInsert(
       "messages",
-      [...messageColumns, "search_vector", "search_tokens", "search_trigrams"],
+      [...messageColumns, "search_vector", "search_grams"],
       await columnTypes(client, "messages"),
     );
 
@@ -211,17 +219,13 @@ async function load(
       client,
       messageSql,
       messages,
-      messageColumns.length + 3,
+      messageColumns.length + 2,
       (row) => {
         const content = row[contentAt] as string | null;
         const toolCalls = row[toolCallsAt] as string | null;
         const toolName = row[toolNameAt] as string | null;
-        return [
-          ...row,
-          searchVectorLiteral(content, toolCalls, toolName),
-          searchTokenCount(content, toolCalls, toolName),
-          searchTrigramCount(content, toolCalls, toolName),
-        ];
+        const search = searchColumns(content, toolCalls, toolName);
+        return [...row, search.vector, search.grams];
       },
       (n) => {
         done += n;
@@ -236,13 +240,7 @@ async function load(
 
     log(`building ${indexes.length} message indexes`);
     await client.query("SET max_parallel_maintenance_workers = 2");
-    for (const step of PG_MIGRATIONS) {
-      for (const statement of step.sql) {
-        // The same CREATE INDEX statements the migrations ran (IF NOT EXISTS: the session
-        // indexes, never dropped, are left alone).
-        if (/^CREATE (UNIQUE )?INDEX/.test(statement)) await client.query(statement);
-      }
-    }
+    for (const index of indexes) await client.query(index.indexdef);
     lap("indexes");
     await client.query("VACUUM (ANALYZE) sessions, messages, state_meta");
     lap("analyze");

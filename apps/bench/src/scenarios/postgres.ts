@@ -5,13 +5,14 @@ import { type PgCluster, startPgCluster } from "@hermes/postgres/testing";
 import { openSessionStore } from "@hermes/store";
 import { mainDataset } from "../data/datasets.js";
 import { ensureDataset } from "../data/ensure-dataset.js";
-import { ensurePgDataset } from "../data/pg-dataset.js";
+import { ensurePgDataset, PG_BENCH_SETTINGS } from "../data/pg-dataset.js";
 import { type Figures, summarizeLatencies, timeRatio } from "../latency-summary.js";
 import { caseFromSamples, measureAlternating } from "../measure-alternating.js";
 import { latencyChart } from "../report/render-chart.js";
 import type { CaseResult, Scenario } from "../scenario.js";
 import type { PostgresWorkerReport, PostgresWorkerRequest } from "../workers/postgres-worker.js";
 import { generateMessages, toAppendInput } from "./message-fixtures.js";
+import { migrateToPostgresCase } from "./migrate-to-postgres-case.js";
 import { SEARCH_QUERIES } from "./search.js";
 
 const APPS = 8;
@@ -119,7 +120,9 @@ export const postgresScenario: Scenario = {
     "The PostgreSQL store (one local server, fsync on) next to the SQLite store in the same run: 8 processes appending 2,000 messages each while 2 processes run the search mix, then the nine search queries on the main data set (1,000,000 messages at full scale) loaded into a cached PostgreSQL cluster.",
   async run(ctx) {
     const external = process.env.HERMES_PG_URL;
-    let cluster: PgCluster | undefined = external ? undefined : await startPgCluster({ durable: true });
+    let cluster: PgCluster | undefined = external
+      ? undefined
+      : await startPgCluster({ durable: true, settings: PG_BENCH_SETTINGS });
     const url = external ?? cluster!.connectionString;
     const cases: CaseResult[] = [];
     const notes: string[] = [];
@@ -202,7 +205,7 @@ export const postgresScenario: Scenario = {
           .map(([phase, ms]) => `${phase} ${(ms / 1000).toFixed(0)} s`)
           .join(", ");
         notes.push(
-          `Loading the data set into PostgreSQL (multi-row INSERTs of 5,000 rows with the search columns computed by the adapter's functions, message indexes built after the rows, then VACUUM ANALYZE) took ${(loaded.loadedInMs / 1000).toFixed(0)} s (${phases}; ${Math.round(data.messages / (((loaded.phases.sessions ?? 0) + (loaded.phases.messages ?? 0)) / 1000)).toLocaleString("en-US")} rows/s before indexing)${loaded.loadedNow ? "" : "; this run reused the cached cluster"}.`,
+          `Loading the data set into PostgreSQL (multi-row INSERTs of 5,000 rows with the search columns computed by the adapter's searchColumns, message indexes (RUM where installed) built after the rows, then VACUUM ANALYZE) took ${(loaded.loadedInMs / 1000).toFixed(0)} s (${phases}; ${Math.round(data.messages / (((loaded.phases.sessions ?? 0) + (loaded.phases.messages ?? 0)) / 1000)).toLocaleString("en-US")} rows/s before indexing)${loaded.loadedNow ? "" : "; this run reused the cached cluster"}.`,
         );
       }
       try {
@@ -237,12 +240,19 @@ export const postgresScenario: Scenario = {
         await sqlite.close();
         await pg.close();
       }
+      // Part 3: the CLI copies the same file into a fresh schema of the same server.
+      if (!external && cluster !== undefined && process.env.HERMES_BENCH_SKIP_MIGRATE !== "1")
+        cases.push(await migrateToPostgresCase(cluster.connectionString, data.path, ctx.log));
       notes.push(
         "Here 'ours' is the PostgreSQL store and 'baseline' the SQLite store (@hermes/store), both through the same API, in the same run; ratio = PostgreSQL time / SQLite time.",
         `Appends: ${APPS} processes × ${count}, one appendMessage per call, while ${SEARCHERS} processes loop over the search mix; ops/s are aggregate from the first start to the last end.`,
         external
           ? "Server: HERMES_PG_URL."
-          : "Servers: appends on a throwaway local cluster (initdb, fsync on, default settings but max_connections=200); the search mix on a cluster kept under the data directory (fsync on, default settings but maintenance_work_mem=1GB, max_wal_size=8GB for the load).",
+          : `Servers: appends on a throwaway local cluster, the search mix on a cluster kept under the data directory; both initdb defaults (fsync and synchronous_commit on) but max_connections=200 and ${Object.entries(
+              PG_BENCH_SETTINGS,
+            )
+              .map(([k, v]) => `${k}=${v}`)
+              .join(", ")}.`,
       );
       return {
         cases,

@@ -1,12 +1,20 @@
 import { existsSync, lstatSync, statSync } from "node:fs";
 import { dirname } from "node:path";
+import type { SessionStore as AnyStore } from "@hermes/core";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import type { SearchIndexReport } from "@hermes/search";
 import { openSessionStore, type SessionStore, whyNotWritable } from "@hermes/store";
 import { Command } from "commander";
 import { CliError, errorLine } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
-import { locateDatabase, openFileReadOnly, requireExisting } from "../open-database.js";
+import { loadPostgres } from "../load-postgres.js";
+import {
+  isPostgresUrl,
+  locateDatabase,
+  openFileReadOnly,
+  openPostgres,
+  requireExisting,
+} from "../open-database.js";
 import { formatBytes } from "../render/format-time.js";
 import { createProgress } from "../render/progress.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
@@ -180,7 +188,42 @@ function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
   });
 }
 
-async function repair(store: SessionStore): Promise<void> {
+/**
+ * `doctor --db postgres://…`: the schema version, which index method serves search (a note
+ * when RUM is missing: search works on GIN, slower), and the search indexes.
+ */
+async function postgresChecks(url: string, repairIt: boolean): Promise<DoctorCheck[]> {
+  const { PostgresSessionStore, RUM_MISSING } = await loadPostgres();
+  const store = await openPostgres(url, { readOnly: !repairIt });
+  try {
+    const checks: DoctorCheck[] = [];
+    if (store instanceof PostgresSessionStore) {
+      const m = store.migration;
+      checks.push({
+        name: "schema version",
+        status: m.newerVersion ? "warn" : "ok",
+        detail: `v${m.toVersion}${m.applied.length > 0 ? ` (upgraded from ${m.fromVersion === null ? "empty" : `v${m.fromVersion}`})` : ""}`,
+      });
+    }
+    if (repairIt) await repair(store);
+    if (store instanceof PostgresSessionStore) {
+      const rum = store.searchMethod === "rum";
+      checks.push({
+        name: "search index method",
+        status: rum ? "ok" : "warn",
+        detail: rum
+          ? "RUM: ranked and CJK searches read their top hits off the index"
+          : `GIN: ${RUM_MISSING}`,
+      });
+    }
+    checks.push(...searchReportChecks(await store.verifySearchIndex()));
+    return checks;
+  } finally {
+    await store.close();
+  }
+}
+
+async function repair(store: Pick<AnyStore, "rebuildSearchIndex">): Promise<void> {
   const progress = createProgress("rebuilding search indexes");
   try {
     await store.rebuildSearchIndex({ onProgress: (p) => progress.update(p.done, p.total, p.index) });
@@ -198,6 +241,10 @@ export function doctorCommand(): Command {
     .action(async (o: { repair?: boolean; json?: boolean }, cmd: Command) => {
       const g = globalOptions(cmd);
       const location = locateDatabase(g);
+      if (isPostgresUrl(location.path)) {
+        const checks = await postgresChecks(location.path, o.repair === true);
+        return report(checks, new URL(location.path).host, o.repair === true, o.json === true, g.color);
+      }
       requireExisting(location);
       const path = location.path;
       const checks = fileChecks(path);
@@ -246,24 +293,35 @@ export function doctorCommand(): Command {
       } finally {
         await store?.close();
       }
-      const failed = checks.filter((c) => c.status === "fail").length;
-      const warned = checks.filter((c) => c.status === "warn").length;
-      if (o.json) {
-        printJson({ path, ok: failed === 0, repaired, checks });
-      } else {
-        const style = createStyle(wantsColor(process.stdout, g.color));
-        const mark = { ok: style.green("ok  "), warn: style.yellow("warn"), fail: style.red("FAIL") };
-        const width = Math.max(...checks.map((c) => c.name.length));
-        process.stdout.write(`${style.bold(path)}\n`);
-        for (const c of checks)
-          process.stdout.write(`  ${mark[c.status]}  ${c.name.padEnd(width)}  ${c.detail}\n`);
-        if (repaired) process.stdout.write("Search indexes rebuilt.\n");
-        process.stdout.write(
-          failed === 0
-            ? `${warned === 0 ? "All checks passed." : `All checks passed, ${warned} warning(s).`}\n`
-            : `${failed} check(s) failed.\n`,
-        );
-      }
-      if (failed > 0) process.exitCode = 1;
+      report(checks, path, repaired, o.json === true, g.color);
     });
+}
+
+/** Prints the checks (or JSON) and sets a failing exit code when one failed. */
+function report(
+  checks: DoctorCheck[],
+  path: string,
+  repaired: boolean,
+  json: boolean,
+  color: Parameters<typeof wantsColor>[1],
+): void {
+  const failed = checks.filter((c) => c.status === "fail").length;
+  const warned = checks.filter((c) => c.status === "warn").length;
+  if (json) {
+    printJson({ path, ok: failed === 0, repaired, checks });
+  } else {
+    const style = createStyle(wantsColor(process.stdout, color));
+    const mark = { ok: style.green("ok  "), warn: style.yellow("warn"), fail: style.red("FAIL") };
+    const width = Math.max(...checks.map((c) => c.name.length));
+    process.stdout.write(`${style.bold(path)}\n`);
+    for (const c of checks)
+      process.stdout.write(`  ${mark[c.status]}  ${c.name.padEnd(width)}  ${c.detail}\n`);
+    if (repaired) process.stdout.write("Search indexes rebuilt.\n");
+    process.stdout.write(
+      failed === 0
+        ? `${warned === 0 ? "All checks passed." : `All checks passed, ${warned} warning(s).`}\n`
+        : `${failed} check(s) failed.\n`,
+    );
+  }
+  if (failed > 0) process.exitCode = 1;
 }

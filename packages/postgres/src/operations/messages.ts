@@ -10,76 +10,114 @@ import {
 } from "@hermes/core";
 import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
-import { anyText, type PgDb } from "../pg-database.js";
+import type { PgDb } from "../pg-database.js";
 import { foreignKeyToNotFound } from "../pg-errors.js";
 import type { PgStoreContext } from "../pg-store-context.js";
-import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "../search/pg-search-text.js";
+import type { GroupResult } from "../pg-writer.js";
+import { searchColumns } from "../search/pg-search-text.js";
 import { MESSAGE_COLUMNS } from "../table-columns.js";
 
-/** Inserts one validated message with its search columns and bumps its session's counters. */
-export async function insertMessage(
+type PreparedMessage = ReturnType<typeof messageRowFor>;
+
+/** The stored columns an append writes, with their types for `unnest` (timestamp aside). */
+const INSERTED = [
+  ["session_id", "text"],
+  ["role", "text"],
+  ["content", "text"],
+  ["tool_call_id", "text"],
+  ["tool_calls", "text"],
+  ["tool_name", "text"],
+  ["token_count", "bigint"],
+  ["finish_reason", "text"],
+  ["reasoning", "text"],
+  ["reasoning_content", "text"],
+  ["reasoning_details", "text"],
+  ["codex_reasoning_items", "text"],
+  ["codex_message_items", "text"],
+] as const;
+const NAMES = INSERTED.map(([n]) => n).join(", ");
+
+/**
+ * Inserts `messages` (validated, in order) and bumps their sessions' counters in ONE statement:
+ * the sessions are locked in id order (no deadlock between two writers' groups), rows of
+ * unknown sessions are left out before any id is drawn (a refused append consumes no id, as
+ * on SQLite), the rest inserted in order with their search columns, counters moved by the
+ * rows written. With `allOrNone`, one unknown session leaves every row out. Returns each
+ * message's id (`null` where nothing was written) and the sessions that do not exist.
+ */
+export async function insertMessages(
   db: PgDb,
-  { row, toolCallDelta }: ReturnType<typeof messageRowFor>,
-  now: number,
-): Promise<number> {
-  // Checked first (and the row share-locked against a concurrent delete) so that a refused
-  // append consumes no id: ids then follow the SQLite store's, which reuses rolled-back ids.
-  const session = await db
-    .selectFrom("sessions")
-    .select("id")
-    .where("id", "=", row.session_id)
-    .forKeyShare()
-    .executeTakeFirst();
-  if (session === undefined) {
-    throw new SessionNotFoundError(row.session_id, `appendMessage: session ${row.session_id} does not exist`);
-  }
-  let id: number;
+  messages: readonly PreparedMessage[],
+  now: () => number,
+  allOrNone: boolean,
+): Promise<{ ids: Array<number | null>; missing: ReadonlySet<string> }> {
+  const search = messages.map(({ row }) => searchColumns(row.content, row.tool_calls, row.tool_name));
+  const sessions = [...new Set(messages.map((m) => m.row.session_id))];
+  const arrays = [
+    ...INSERTED.map(([n, type]) => sql`${messages.map((m) => m.row[n] ?? null)}::${sql.raw(type)}[]`),
+    sql`${messages.map(() => now())}::float8[]`,
+    sql`${search.map((c) => c.vector)}::text[]`,
+    sql`${search.map((c) => c.grams)}::text[]`,
+    sql`${messages.map((m) => m.toolCallDelta)}::bigint[]`,
+  ];
+  let rows: Array<{ kind: string; id: string }>;
   try {
-    const inserted = await db
-      .insertInto("messages")
-      .values({
-        session_id: row.session_id,
-        role: row.role,
-        content: row.content,
-        tool_call_id: row.tool_call_id,
-        tool_calls: row.tool_calls,
-        tool_name: row.tool_name,
-        timestamp: now,
-        token_count: row.token_count,
-        finish_reason: row.finish_reason,
-        reasoning: row.reasoning,
-        reasoning_content: row.reasoning_content,
-        reasoning_details: row.reasoning_details,
-        codex_reasoning_items: row.codex_reasoning_items,
-        codex_message_items: row.codex_message_items,
-        search_vector: sql<string>`${searchVectorLiteral(row.content, row.tool_calls, row.tool_name)}::tsvector`,
-        search_tokens: searchTokenCount(row.content, row.tool_calls, row.tool_name),
-        search_trigrams: searchTrigramCount(row.content, row.tool_calls, row.tool_name),
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-    id = inserted.id;
+    rows = (
+      await sql<{ kind: string; id: string }>`WITH input AS (
+          SELECT * FROM unnest(${sql.join(arrays)}) WITH ORDINALITY
+            AS u(${sql.raw(NAMES)}, ts, v, g, delta, ord)),
+        locked AS (
+          SELECT id FROM sessions WHERE id = ANY(${sessions}::text[]) ORDER BY id FOR NO KEY UPDATE),
+        accepted AS (
+          SELECT * FROM input WHERE session_id IN (SELECT id FROM locked)
+            ${allOrNone ? sql`AND (SELECT count(*) FROM locked) = ${sessions.length}` : sql``}),
+        inserted AS (
+          INSERT INTO messages (${sql.raw(NAMES)}, timestamp, search_vector, search_grams)
+          SELECT ${sql.raw(NAMES)}, ts, v::tsvector, g::tsvector FROM accepted ORDER BY ord
+          RETURNING id),
+        counted AS (
+          UPDATE sessions AS s SET message_count = s.message_count + c.n,
+            tool_call_count = s.tool_call_count + c.d
+          FROM (SELECT session_id, count(*) AS n, sum(delta) AS d FROM accepted GROUP BY session_id) AS c
+          WHERE s.id = c.session_id)
+        SELECT 'message' AS kind, id::text AS id FROM inserted
+        UNION ALL SELECT 'session', id FROM locked`.execute(db)
+    ).rows;
   } catch (error) {
-    throw foreignKeyToNotFound(error, row.session_id, "appendMessage");
+    throw foreignKeyToNotFound(error, messages[0]!.row.session_id, "appendMessage");
   }
-  await db
-    .updateTable("sessions")
-    .set((eb) => ({
-      message_count: eb("message_count", "+", 1),
-      tool_call_count: eb("tool_call_count", "+", toolCallDelta),
-    }))
-    .where("id", "=", row.session_id)
-    .execute();
-  return id;
+  const found = new Set(rows.filter((r) => r.kind === "session").map((r) => r.id));
+  // Ids are drawn in the order the rows were inserted (by ord): ascending ids map back in order.
+  const ids = rows
+    .filter((r) => r.kind === "message")
+    .map((r) => Number(r.id))
+    .sort((a, b) => a - b);
+  let next = 0;
+  return {
+    ids: messages.map((m) => (found.has(m.row.session_id) && ids.length > 0 ? ids[next++]! : null)),
+    missing: new Set(sessions.filter((id) => !found.has(id))),
+  };
 }
 
-/** Appends a message and bumps the session's counters in one transaction; returns its id. */
+const notFound = (sessionId: string) =>
+  new SessionNotFoundError(sessionId, `appendMessage: session ${sessionId} does not exist`);
+
+/**
+ * Appends a message and bumps the session's counters; returns its id. Appends that queue
+ * behind a running write are written together in one statement (group commit, one round trip
+ * and one fsync for the group); each call still gets its own answer (`SESSION_NOT_FOUND` for
+ * an unknown session fails that call only) and rows keep call order.
+ */
 export async function appendMessage(ctx: PgStoreContext, m: AppendMessageInput): Promise<number> {
   const prepared = messageRowFor(m);
-  return ctx.write(async (db) => insertMessage(db, prepared, ctx.now()));
+  ctx.check();
+  return ctx.group("appendMessage", prepared, async (db, items): Promise<GroupResult<number>[]> => {
+    const { ids } = await insertMessages(db, items, ctx.now, false);
+    return ids.map((id, i) => (id === null ? { error: notFound(items[i]!.row.session_id) } : { ok: id }));
+  });
 }
 
-/** Appends several messages all or none, in one transaction; returns their ids in order. */
+/** Appends several messages all or none, in one statement; returns their ids in order. */
 export async function appendMessages(
   ctx: PgStoreContext,
   batch: readonly AppendMessageInput[],
@@ -95,22 +133,15 @@ export async function appendMessages(
   }
   const prepared = batch.map((m) => messageRowFor(m));
   if (prepared.length === 0) return [];
-  return ctx.write(async (db) => {
-    // Every session checked before any insert: a refused batch consumes no id.
-    const wanted = [...new Set(prepared.map((p) => p.row.session_id))];
-    const found = new Set(
-      (
-        await db.selectFrom("sessions").select("id").where("id", "=", anyText(wanted)).forKeyShare().execute()
-      ).map((r) => r.id),
-    );
-    const missing = wanted.find((id) => !found.has(id));
-    if (missing !== undefined) {
-      throw new SessionNotFoundError(missing, `appendMessage: session ${missing} does not exist`);
-    }
-    const ids: number[] = [];
-    for (const p of prepared) ids.push(await insertMessage(db, p, ctx.now()));
-    return ids;
-  });
+  return ctx.write(
+    async (db) => {
+      const { ids, missing } = await insertMessages(db, prepared, ctx.now, true);
+      const first = prepared.find((p) => missing.has(p.row.session_id));
+      if (first !== undefined) throw notFound(first.row.session_id);
+      return ids as number[];
+    },
+    { transaction: false },
+  );
 }
 
 /** A session's messages in conversation order, every stored column but the search ones. */

@@ -5,20 +5,76 @@ import {
   type SearchMessagesOptions,
 } from "@hermes/core";
 import { type SearchIndexProgress, type SearchIndexReport, substringExcerpt } from "@hermes/search";
-import { sql } from "kysely";
-import { anyText, collateC } from "../pg-database.js";
+import { type RawBuilder, sql } from "kysely";
+import { anyText, collateC, type PgDb } from "../pg-database.js";
+import { ensureRum, searchIndexStatements, usesRum } from "../pg-schema.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { fts5Snippet } from "../search/fts5-compat.js";
-import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "../search/pg-search-text.js";
+import { searchColumns } from "../search/pg-search-text.js";
 import { searchArguments } from "../search/search-arguments.js";
 import { searchContexts } from "../search/search-contexts.js";
-import { searchQuery } from "../search/search-query.js";
+import { type SearchQuery, searchQuery } from "../search/search-query.js";
 import { messageCount } from "./sessions.js";
 
 /**
- * Full-text search with the SQLite store's syntax and rules: words through the `tsvector`
- * GIN index (ranked, `>>>`/`<<<` snippets), CJK through substring search on the pg_trgm
- * GIN index (newest first, 120-character excerpts).
+ * RUM's newest-first order is the distance `timestamp <=| NEWEST_BOUND` (the bound minus the
+ * timestamp): a power of two above today's epoch seconds keeps it exact to a microsecond; rows
+ * newer than the bound come last (distance infinity) and send the query to the exact path.
+ */
+const NEWEST_BOUND = 2 ** 32;
+/** Candidates read past the requested page, so that ties at its end are seen whole. */
+const TIE_WINDOW = 32;
+
+interface Filters {
+  readonly sourceFilter: string[] | null;
+  readonly excludeSources: string[] | null;
+  readonly roleFilter: string[] | null;
+}
+
+/** `messages m JOIN sessions s` with the search condition and the caller's filters. */
+function matching(db: PgDb, where: RawBuilder<boolean>, f: Filters) {
+  return db
+    .selectFrom("messages as m")
+    .innerJoin("sessions as s", "s.id", "m.session_id")
+    .where(where)
+    .$if(f.sourceFilter !== null, (qb) => qb.where("s.source", "=", anyText(f.sourceFilter!)))
+    .$if(f.excludeSources !== null && f.excludeSources.length > 0, (qb) =>
+      qb.where(sql<boolean>`NOT (s.source = ${anyText(f.excludeSources!)})`),
+    )
+    .$if(f.roleFilter !== null && f.roleFilter.length > 0, (qb) =>
+      qb.where("m.role", "=", anyText(f.roleFilter!)),
+    );
+}
+
+/**
+ * Ids of the newest matches, read off the RUM gram index in timestamp order (it attaches each
+ * message's timestamp), enough of them that the page and its ties are among them; `null` when
+ * the candidates cannot settle the page (ties past the window, timestamps past the bound).
+ */
+async function newestCandidates(
+  db: PgDb,
+  built: SearchQuery,
+  f: Filters,
+  wanted: number,
+): Promise<number[] | null> {
+  const window = wanted + TIE_WINDOW;
+  const rows = await matching(db, built.where, f)
+    .select(["m.id", "m.timestamp", sql<number>`m.timestamp <=| ${NEWEST_BOUND}::float8`.as("d")])
+    .orderBy(sql`m.timestamp <=| ${NEWEST_BOUND}::float8`)
+    .limit(window)
+    .execute();
+  if (rows.length < window) return rows.map((r) => r.id);
+  const last = rows[rows.length - 1]!;
+  const newest = rows.map((r) => r.timestamp).sort((a, b) => b - a);
+  if (!Number.isFinite(last.d) || last.timestamp >= newest[wanted - 1]!) return null;
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Full-text search with the SQLite store's syntax, hit sets and snippets: word queries through
+ * the word index, ranked by PostgreSQL's relevance (`ts_rank`; with RUM, `search_vector <=>
+ * query` reads the top hits off the index instead of scoring every match), CJK and substring
+ * queries through the gram and pg_trgm indexes, newest first.
  */
 export async function searchMessages(
   ctx: PgStoreContext,
@@ -26,28 +82,29 @@ export async function searchMessages(
   o?: SearchMessagesOptions,
 ): Promise<SearchHit[]> {
   const { plan, sourceFilter, excludeSources, roleFilter, limit, offset } = searchArguments(query, o);
-  if (plan.kind === "empty") return [];
+  if (plan.kind === "empty" || limit === 0) return [];
   if (sourceFilter !== null && sourceFilter.length === 0) return [];
   ctx.check();
-
-  const built = await ctx.read((db) => searchQuery(ctx.corpus, db, query, plan));
+  const built = searchQuery(query, plan);
   if (built === null) return [];
-  return ctx.read(async (db) => {
-    const rows = await db
-      .selectFrom("messages as m")
-      .innerJoin("sessions as s", "s.id", "m.session_id")
-      .$if(built.lateral.length > 0, (qb) =>
-        // Each term's frequency in the row, computed once: an aggregate over the unnested
-        // vector (count(*) keeps it one for a vector cut down to nothing), whose phrase
-        // columns are functions of the row evaluated in that single result row.
-        qb.innerJoinLateral(
-          db
-            .selectFrom(sql`unnest(${built.lateralVector})`.as("u"))
-            .select([sql<number>`count(*)`.as("lexemes"), ...built.lateral.map((f, i) => f.as(`f${i}`))])
-            .as("fq"),
-          (join) => join.onTrue(),
-        ),
-      )
+  const filters = { sourceFilter, excludeSources, roleFilter };
+  const rum = ctx.searchIndex.rum;
+  const run = async (db: PgDb) => {
+    // The planner, misled by its estimate of a CJK term's matches (its gram pairs are not
+    // independent), may prefer selecting every match and sorting it: with RUM the newest are
+    // read off the index, which this transaction insists on. Disabled plans cost 1e10, which
+    // would make the server JIT-compile these small queries (hundreds of ms): JIT off too.
+    if (rum && built.rankBy === null)
+      await sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true),
+        set_config('jit', 'off', true)`.execute(db);
+    const candidates =
+      rum && built.rankBy === null ? await newestCandidates(db, built, filters, limit + offset) : null;
+    if (candidates !== null && candidates.length === 0) return [];
+    const where =
+      candidates === null
+        ? built.where
+        : sql<boolean>`${built.where} AND m.id = ANY(${candidates}::bigint[])`;
+    const rows = await matching(db, where, filters)
       .select([
         "m.id",
         "m.session_id",
@@ -60,24 +117,20 @@ export async function searchMessages(
         "s.model",
         "s.started_at as session_started",
       ])
-      .where(built.where)
-      .$if(sourceFilter !== null, (qb) => qb.where("s.source", "=", anyText(sourceFilter!)))
-      .$if(excludeSources !== null && excludeSources.length > 0, (qb) =>
-        qb.where(sql<boolean>`NOT (s.source = ${anyText(excludeSources!)})`),
+      // Ranked: RUM's distance is 1 / ts_rank, read in order off the index; GIN sorts the matches.
+      .$if(built.rankBy !== null && rum, (qb) =>
+        qb.orderBy(sql`m.search_vector <=> ${built.rankBy}::tsquery`),
       )
-      .$if(roleFilter !== null && roleFilter.length > 0, (qb) =>
-        qb.where("m.role", "=", anyText(roleFilter!)),
+      .$if(built.rankBy !== null && !rum, (qb) =>
+        qb.orderBy(sql`ts_rank(m.search_vector, ${built.rankBy}::tsquery)`, "desc").orderBy("m.id"),
       )
-      .$if(built.score !== null, (qb) =>
-        qb.select(built.score!.as("score")).orderBy(sql.ref("score"), "desc").orderBy("m.id"),
-      )
-      // Substring (CJK) matches come newest first; ties as the SQLite store orders them (the
-      // reference's own plan): by id ascending, or with a source filter by source, then id
-      // descending (SQLite also orders by the session's rowid there, which PostgreSQL lacks).
-      .$if(built.score === null && sourceFilter === null, (qb) =>
+      // Newest first; ties as the SQLite store orders them (the reference's own plan): by id
+      // ascending, or with a source filter by source, then id descending (SQLite also orders by
+      // the session's rowid there, which PostgreSQL lacks).
+      .$if(built.rankBy === null && sourceFilter === null, (qb) =>
         qb.orderBy("m.timestamp", "desc").orderBy("m.id", "asc"),
       )
-      .$if(built.score === null && sourceFilter !== null, (qb) =>
+      .$if(built.rankBy === null && sourceFilter !== null, (qb) =>
         qb.orderBy("m.timestamp", "desc").orderBy(collateC("s.source")).orderBy("m.id", "desc"),
       )
       .limit(limit)
@@ -106,7 +159,10 @@ export async function searchMessages(
         context: contexts[i] ?? [],
       };
     });
-  });
+  };
+  // Newest first with RUM: planner settings (local to the transaction), candidates and page
+  // from one snapshot. Ranked queries are one statement (the page) and the contexts.
+  return rum && built.rankBy === null ? ctx.snapshot(run) : ctx.read(run);
 }
 
 /** State of the search index: rows whose `search_vector` is missing count as damage. */
@@ -122,9 +178,11 @@ export async function verifySearchIndex(ctx: PgStoreContext): Promise<SearchInde
       )?.n ?? 0;
     const indexes = (
       await sql<{ indexname: string }>`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()
-        AND indexname IN ('idx_messages_search_vector', 'idx_messages_search_trgm')`.execute(db)
+        AND indexname IN ('idx_messages_search_vector', 'idx_messages_search_trgm', 'idx_messages_search_grams')`.execute(
+        db,
+      )
     ).rows.map((r) => r.indexname);
-    const status = (name: string, kind: "unicode61" | "trigram") => {
+    const status = (name: string, kind: "unicode61" | "trigram" | "short-cjk") => {
       if (!indexes.includes(name))
         return { name, kind, status: "missing" as const, detail: `index ${name} does not exist` };
       if (kind === "unicode61" && missing > 0)
@@ -139,12 +197,17 @@ export async function verifySearchIndex(ctx: PgStoreContext): Promise<SearchInde
     const list = [
       status("idx_messages_search_vector", "unicode61"),
       status("idx_messages_search_trgm", "trigram"),
+      status("idx_messages_search_grams", "short-cjk"),
     ];
     return { ok: list.every((s) => s.status === "ok"), indexes: list };
   });
 }
 
-/** Recomputes every message's search vector, in transactions of 1,000 messages. */
+/**
+ * Recomputes every message's search columns, in transactions of 1,000 messages (one UPDATE
+ * each), then recreates missing search indexes; with RUM installed since the schema was made,
+ * the GIN indexes are rebuilt as RUM indexes.
+ */
 export async function rebuildSearchIndex(
   ctx: PgStoreContext,
   o?: { onProgress?: (progress: SearchIndexProgress) => void },
@@ -165,22 +228,59 @@ export async function rebuildSearchIndex(
         .orderBy("id")
         .limit(1000)
         .execute();
-      for (const r of rows) {
-        await db
-          .updateTable("messages")
-          .set({
-            search_vector: sql<string>`${searchVectorLiteral(r.content, r.tool_calls, r.tool_name)}::tsvector`,
-            search_tokens: searchTokenCount(r.content, r.tool_calls, r.tool_name),
-            search_trigrams: searchTrigramCount(r.content, r.tool_calls, r.tool_name),
-          })
-          .where("id", "=", r.id)
-          .execute();
-      }
-      if (rows.length > 0) after = rows[rows.length - 1]!.id;
+      if (rows.length === 0) return 0;
+      const columns = rows.map((r) => searchColumns(r.content, r.tool_calls, r.tool_name));
+      await sql`UPDATE messages AS m SET search_vector = u.v::tsvector, search_grams = u.g::tsvector
+        FROM unnest(${rows.map((r) => r.id)}::bigint[], ${columns.map((c) => c.vector)}::text[],
+          ${columns.map((c) => c.grams)}::text[]) AS u(id, v, g)
+        WHERE m.id = u.id`.execute(db);
+      after = rows[rows.length - 1]!.id;
       return rows.length;
     });
     done += n;
     opts.onProgress?.({ index: "idx_messages_search_vector", done, total });
-    if (n < 1000) return;
+    if (n < 1000) break;
   }
+  await ctx.write(async (db) => {
+    const rum = await ensureRum(db);
+    if (rum && !(await usesRum(db))) {
+      await sql`DROP INDEX IF EXISTS idx_messages_search_vector`.execute(db);
+      await sql`DROP INDEX IF EXISTS idx_messages_search_grams`.execute(db);
+    }
+    for (const statement of searchIndexStatements({ rum })) await sql.raw(statement).execute(db);
+    ctx.searchIndex.rum = await usesRum(db);
+  });
+}
+
+/** The search indexes of `messages` (dropped for a bulk load, see {@link deferSearchIndexes}). */
+const SEARCH_INDEXES = [
+  "idx_messages_search_vector",
+  "idx_messages_search_grams",
+  "idx_messages_search_trgm",
+];
+
+/**
+ * For a bulk load into an empty store (`migrate-to-postgres`): drops the search indexes, so
+ * rows go in without per-row index maintenance (RUM has no pending list), and returns `true`;
+ * a store holding messages is left alone (`false`). {@link buildSearchIndexes} brings them back
+ * (as does `rebuildSearchIndex`, and `verifySearchIndex` reports them missing meanwhile).
+ */
+export async function deferSearchIndexes(ctx: PgStoreContext): Promise<boolean> {
+  return ctx.write(async (db) => {
+    await sql`LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE`.execute(db);
+    const any = await db.selectFrom("messages").select("id").limit(1).executeTakeFirst();
+    if (any !== undefined) return false;
+    for (const name of SEARCH_INDEXES) await sql`DROP INDEX IF EXISTS ${sql.ref(name)}`.execute(db);
+    return true;
+  });
+}
+
+/** Creates the missing search indexes (RUM where installed), then analyzes `messages`. */
+export async function buildSearchIndexes(ctx: PgStoreContext): Promise<void> {
+  await ctx.write(async (db) => {
+    const rum = await ensureRum(db);
+    for (const statement of searchIndexStatements({ rum })) await sql.raw(statement).execute(db);
+    ctx.searchIndex.rum = await usesRum(db);
+  });
+  await ctx.write((db) => sql`ANALYZE messages`.execute(db), { transaction: false });
 }

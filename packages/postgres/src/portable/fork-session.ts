@@ -85,8 +85,7 @@ export async function forkSession(
     const copied = [
       ...MESSAGE_COLUMNS.filter((c) => c !== "id" && c !== "session_id"),
       "search_vector",
-      "search_tokens",
-      "search_trigrams",
+      "search_grams",
     ] as const;
     await db
       .insertInto("messages")

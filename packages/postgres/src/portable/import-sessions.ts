@@ -13,7 +13,7 @@ import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
-import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "../search/pg-search-text.js";
+import { searchColumns } from "../search/pg-search-text.js";
 
 const SESSION_NAMES = SESSION_COLUMNS.map((c) => c.name);
 const MESSAGE_NAMES = MESSAGE_COLUMNS.map((c) => c.name).filter((n) => n !== "id");
@@ -82,6 +82,7 @@ async function insertMessages(
     ids.push(id);
   }
   const rows = messages as unknown as ReadonlyArray<Record<string, unknown>>;
+  const search = messages.map((m) => searchColumns(m.content, m.tool_calls, m.tool_name));
   // One INSERT per session, whatever its size: the rows travel as one array per column.
   const arrays = [
     sql`${ids}::bigint[]`,
@@ -89,18 +90,15 @@ async function insertMessages(
       (n) =>
         sql`${rows.map((r) => (n === "session_id" ? sessionId : (r[n] ?? null)))}::${sql.raw(MESSAGE_TYPES[n] ?? "text")}[]`,
     ),
-    sql`${messages.map((m) => searchVectorLiteral(m.content, m.tool_calls, m.tool_name))}::text[]`,
-    sql`${messages.map((m) => searchTokenCount(m.content, m.tool_calls, m.tool_name))}::integer[]`,
-    sql`${messages.map((m) => searchTrigramCount(m.content, m.tool_calls, m.tool_name))}::integer[]`,
+    sql`${search.map((c) => c.vector)}::text[]`,
+    sql`${search.map((c) => c.grams)}::text[]`,
   ];
   const names = sql.raw(MESSAGE_NAMES.join(", "));
   const fromU = sql.raw(MESSAGE_NAMES.map((n) => `u.${n}`).join(", "));
-  await sql`INSERT INTO messages (id, ${names}, search_vector, search_tokens, search_trigrams)
+  await sql`INSERT INTO messages (id, ${names}, search_vector, search_grams)
     SELECT COALESCE(u.id, nextval(pg_get_serial_sequence('messages', 'id'))), ${fromU},
-      u.search_vector::tsvector, u.search_tokens, u.search_trigrams
-    FROM unnest(${sql.join(arrays)}) AS u(id, ${names}, search_vector, search_tokens, search_trigrams)`.execute(
-    db,
-  );
+      u.search_vector::tsvector, u.search_grams::tsvector
+    FROM unnest(${sql.join(arrays)}) AS u(id, ${names}, search_vector, search_grams)`.execute(db);
   await sql`SELECT setval(pg_get_serial_sequence('messages', 'id'),
     GREATEST((SELECT COALESCE(MAX(id), 0) FROM messages), 1))`.execute(db);
 }

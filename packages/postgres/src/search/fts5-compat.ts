@@ -2,9 +2,8 @@ import type { QueryNode } from "@hermes/search";
 import { type WordToken, wordTokensAt } from "./pg-search-text.js";
 
 /**
- * FTS5's `snippet()` and `bm25()` rebuilt over PostgreSQL rows, so ranked hits come back in the
- * same order with the same `>>>`/`<<<` excerpts as on SQLite. The algorithms are FTS5's as
- * documented and observed: bm25 with k1 = 1.2, b = 0.75 over the whole row; snippets of 40
+ * FTS5's `snippet()` rebuilt over PostgreSQL rows, so hits come back with the same `>>>`/`<<<`
+ * excerpts as on SQLite: the algorithm is FTS5's as documented and observed, snippets of 40
  * tokens choosing the window with the most distinct phrases, preferring sentence starts.
  */
 
@@ -223,14 +222,4 @@ function highlightWindow(
   if (to >= tokens.length - 1) out += text.slice(off);
   else out += "...";
   return out;
-}
-
-/** BM25 constants of FTS5. */
-export const BM25_K1 = 1.2;
-export const BM25_B = 0.75;
-
-/** FTS5's inverse document frequency of a phrase found in `hits` of `rows` rows. */
-export function bm25Idf(rows: number, hits: number): number {
-  const idf = Math.log((rows - hits + 0.5) / (hits + 0.5));
-  return idf <= 0 ? 1e-6 : idf;
 }

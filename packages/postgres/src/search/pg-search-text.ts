@@ -43,49 +43,36 @@ export function wordTokens(text: string): string[] {
   return wordTokensAt(text).map((t) => t.text);
 }
 
-/** Number of trigrams of a message (code points - 2 per column), FTS5 trigram's document size. */
-export function searchTrigramCount(
-  content: string | null,
-  toolCalls: string | null,
-  toolName: string | null,
-): number {
-  let n = 0;
-  for (const text of [content, toolCalls, toolName]) if (text) n += Math.max([...text].length - 2, 0);
-  return n;
-}
-
-/** Number of words of a message (its content, tool calls and tool name), FTS5's document size. */
-export function searchTokenCount(
-  content: string | null,
-  toolCalls: string | null,
-  toolName: string | null,
-): number {
-  let n = 0;
-  for (const text of [content, toolCalls, toolName]) if (text) n += wordTokensAt(text).length;
-  return n;
+/** The search columns of a message: its word vector and its CJK gram vector (`tsvector` literals). */
+export interface SearchColumns {
+  /** Words with positions (ranked word search). */
+  readonly vector: string;
+  /** CJK grams without positions (substring search); empty (never NULL, so `NOT` holds) without CJK. */
+  readonly grams: string;
 }
 
 /**
- * A `tsvector` literal for a message: its content, tool calls and tool name (the columns FTS5
- * indexes), each word with its position. Tokens hold only letters and digits, so no quoting
- * issue can arise.
+ * The search columns of a message, each text tokenized once: the words of its content, tool
+ * calls and tool name (the columns FTS5 indexes) with positions, and the CJK grams of the same
+ * texts. Tokens hold only letters and digits, so no quoting issue can arise.
  */
-export function searchVectorLiteral(
+export function searchColumns(
   content: string | null,
   toolCalls: string | null,
   toolName: string | null,
-): string {
+): SearchColumns {
   const parts: string[] = [];
   let position = 0;
   let size = 0;
-  for (const text of [content, toolCalls, toolName]) {
+  words: for (const text of [content, toolCalls, toolName]) {
     if (text === null || text === "") continue;
-    for (const token of wordTokens(text)) {
-      if (Buffer.byteLength(token) > MAX_LEXEME_BYTES) continue;
+    for (const m of text.matchAll(TOKEN)) {
+      const token = fold(m[0]);
+      if (token.length === 0 || Buffer.byteLength(token) > MAX_LEXEME_BYTES) continue;
       position = Math.min(position + 1, MAX_POSITION);
       const entry = `'${token}':${position}`;
       size += entry.length + 1;
-      if (size > MAX_VECTOR_CHARS) return parts.join(" ");
+      if (size > MAX_VECTOR_CHARS) break words;
       parts.push(entry);
     }
     // Phrases never span two columns (as in FTS5).
@@ -94,14 +81,26 @@ export function searchVectorLiteral(
   // Short-CJK grams, without positions: one- and two-character CJK terms are substrings the
   // word index cannot find and pg_trgm cannot index (it needs three characters).
   const grams = new Set<string>();
-  for (const text of [content, toolCalls, toolName]) if (text) for (const g of cjkGrams(text)) grams.add(g);
+  for (const text of [content, toolCalls, toolName])
+    if (text && containsCjk(text)) for (const g of cjkGrams(text)) grams.add(g);
+  const gramParts: string[] = [];
+  let gramSize = 0;
   for (const g of grams) {
     const entry = quoteLexeme(g);
-    size += entry.length + 1;
-    if (size > MAX_VECTOR_CHARS) break;
-    parts.push(entry);
+    gramSize += entry.length + 1;
+    if (gramSize > MAX_VECTOR_CHARS) break;
+    gramParts.push(entry);
   }
-  return parts.join(" ");
+  return { vector: parts.join(" "), grams: gramParts.join(" ") };
+}
+
+/** The word vector of a message (see {@link searchColumns}). */
+export function searchVectorLiteral(
+  content: string | null,
+  toolCalls: string | null,
+  toolName: string | null,
+): string {
+  return searchColumns(content, toolCalls, toolName).vector;
 }
 
 /** Marks gram lexemes apart from words (words hold only letters and digits). */
@@ -165,18 +164,52 @@ export function tsqueryLiteral(node: QueryNode): string | null {
 export const SEARCH_DOCUMENT_SQL =
   "(COALESCE(m.content, '') || ' ' || COALESCE(m.tool_calls, '') || ' ' || COALESCE(m.tool_name, ''))";
 
+/** Whether every character of `term` is CJK (its grams then find exactly its occurrences). */
+function allCjk(term: string): boolean {
+  for (const c of term) if (!isCjkCodePoint(c.codePointAt(0) ?? 0)) return false;
+  return true;
+}
+
+/**
+ * The gram `tsquery` of a subtree whose terms are all one or two characters holding CJK (each
+ * one gram lexeme: exact), or `null` when some term is not.
+ */
+export function gramQuery(node: QueryNode): string | null {
+  switch (node.kind) {
+    case "term":
+      return shortCjkQuery(node.text);
+    case "and":
+    case "or": {
+      const parts = node.children.map(gramQuery);
+      if (parts.some((p) => p === null)) return null;
+      return `(${parts.join(node.kind === "and" ? " & " : " | ")})`;
+    }
+    case "not": {
+      const positive = gramQuery(node.positive);
+      const negative = node.negative.map(gramQuery);
+      if (positive === null || negative.some((p) => p === null)) return null;
+      return `(${positive} & !(${negative.join(" | ")}))`;
+    }
+  }
+}
+
 /**
  * A SQL condition for a CJK-mode query tree: every term a case-insensitive substring of the
- * message (served by the pg_trgm GIN index), a one- or two-character CJK term a gram of the
- * search vector, combined with AND/OR/NOT.
+ * message. Subtrees of one- and two-character CJK terms are one `tsquery` on the gram column
+ * (exact); a longer all-CJK term needs every gram pair of it (the gram index finds the
+ * candidates) and is then checked as a substring; other terms use pg_trgm's `ILIKE` index.
  */
 export function substringCondition(node: QueryNode): RawBuilder<boolean> {
+  const grams = gramQuery(node);
+  if (grams !== null) return sql<boolean>`m.search_grams @@ ${grams}::tsquery`;
   switch (node.kind) {
     case "term": {
-      const gram = shortCjkQuery(node.text);
-      if (gram !== null) return sql<boolean>`m.search_vector @@ ${gram}::tsquery`;
       const pattern = `%${node.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      return sql<boolean>`${sql.raw(SEARCH_DOCUMENT_SQL)} ILIKE ${pattern}`;
+      const ilike = sql<boolean>`${sql.raw(SEARCH_DOCUMENT_SQL)} ILIKE ${pattern}`;
+      const chars = [...node.text.toLowerCase()];
+      if (chars.length < 3 || !allCjk(node.text)) return ilike;
+      const pairs = [...new Set(chars.slice(1).map((c, i) => quoteLexeme(GRAM_MARK + chars[i] + c)))];
+      return sql<boolean>`(m.search_grams @@ ${pairs.join(" & ")}::tsquery AND ${ilike})`;
     }
     case "and":
     case "or":

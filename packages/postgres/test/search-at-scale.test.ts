@@ -1,0 +1,360 @@
+import { randomBytes } from "node:crypto";
+import type { HermesStoreError } from "@hermes/core";
+import {
+  migrationStatements,
+  openPostgresSessionStore,
+  PG_MIGRATIONS,
+  type PostgresSessionStore,
+  RUM_MISSING,
+  searchColumns,
+} from "@hermes/postgres";
+import { comparableSearch } from "@hermes/postgres/testing";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+
+const url = inject("pgConnectionString");
+if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);
+
+const fresh = (prefix: string) => `${prefix}_${randomBytes(6).toString("hex")}`;
+const opened: PostgresSessionStore[] = [];
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
+
+/** A client whose queries run in `schema` (created when missing). */
+async function client(schema: string, connectionString = url): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString });
+  await c.connect();
+  await c.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  await c.query(`SET search_path = "${schema}", public`);
+  return c;
+}
+
+/** The access method of each search index of `schema`. */
+async function indexMethods(c: pg.Client, schema: string): Promise<Record<string, string>> {
+  const { rows } = await c.query<{ relname: string; amname: string }>(
+    `SELECT c.relname, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = $1 AND c.relname LIKE 'idx_messages_search%' ORDER BY 1`,
+    [schema],
+  );
+  return Object.fromEntries(rows.map((r) => [r.relname, r.amname]));
+}
+
+const MIXED = [
+  "Deploy the docker image to staging",
+  "docker compose up failed: connection refused",
+  "chat-send retried twice, connection refused again",
+  "广西桂林的山水很美",
+  "数据库连接池满了，桂林的服务器重启",
+  "龙年快乐 deploy done",
+  "kubectl rollout status for the deployment",
+];
+
+describe("schema v3: existing databases upgrade", () => {
+  it("a schema written by v2 (grams inside the word vector, bm25 columns) upgrades in place and searches as before", async () => {
+    const schema = fresh("v2");
+    const c = await client(schema);
+    try {
+      await c.query("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
+      for (const step of PG_MIGRATIONS.filter((s) => s.version <= 2))
+        for (const statement of migrationStatements(step, { rum: false })) await c.query(statement);
+      await c.query("CREATE TABLE schema_version (version integer NOT NULL)");
+      await c.query("INSERT INTO schema_version VALUES (2)");
+      await c.query("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1000)");
+      for (const [i, content] of MIXED.entries()) {
+        const { vector, grams } = searchColumns(content, null, null);
+        // v2 wrote one vector: the words, then the gram lexemes.
+        await c.query(
+          `INSERT INTO messages (session_id, role, content, timestamp, search_vector, search_tokens, search_trigrams)
+           VALUES ('s', 'user', $1, $2, $3::tsvector, 1, 1)`,
+          [content, 1000 + i, `${vector} ${grams}`.trim()],
+        );
+      }
+      const store = await openPostgresSessionStore({ connectionString: url, schema });
+      opened.push(store);
+      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 3, newerVersion: false });
+      expect(store.migration.applied).toHaveLength(1);
+      expect(store.migration.applied[0]).toMatch(/^v3: /);
+      expect((await store.searchMessages("桂林")).map((h) => h.id)).toHaveLength(2);
+      expect((await store.searchMessages("龙")).map((h) => h.id)).toEqual([6]);
+      expect((await store.searchMessages("数据库")).map((h) => h.id)).toEqual([5]);
+      expect((await store.searchMessages("connection refused")).map((h) => h.id).sort()).toEqual([2, 3]);
+      // The grams left the word vector; the bm25 columns and their indexes are gone.
+      const left = await c.query(
+        `SELECT count(*)::int AS n FROM messages WHERE search_vector @@ '''~'':*'::tsquery`,
+      );
+      expect(left.rows[0].n).toBe(0);
+      const columns = await c.query(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'messages' AND column_name LIKE 'search%' ORDER BY 1",
+        [schema],
+      );
+      expect(columns.rows.map((r) => r.column_name)).toEqual(["search_grams", "search_vector"]);
+      expect(await indexMethods(c, schema)).toEqual({
+        idx_messages_search_grams: "rum",
+        idx_messages_search_trgm: "gin",
+        idx_messages_search_vector: "rum",
+      });
+      expect((await store.verifySearchIndex()).ok).toBe(true);
+    } finally {
+      await c.end();
+    }
+  });
+});
+
+describe("without RUM on the server", () => {
+  const role = fresh("norum");
+  let roleUrl = "";
+  beforeAll(async () => {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      // RUM is not a trusted extension: a database owner who is not a superuser cannot create it.
+      await admin.query(`CREATE ROLE ${role} LOGIN`);
+      await admin.query(`CREATE DATABASE ${role} OWNER ${role}`);
+    } finally {
+      await admin.end();
+    }
+    const u = new URL(url);
+    u.username = role;
+    u.pathname = `/${role}`;
+    roleUrl = u.toString();
+  });
+  afterAll(async () => {
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`DROP DATABASE IF EXISTS ${role} WITH (FORCE)`);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`);
+    } finally {
+      await admin.end();
+    }
+  });
+
+  it("opens with a warning, searches through GIN, and finds what the RUM store finds", async () => {
+    // The same clock on both: one second per message, and pairs of equal timestamps (ties).
+    const ticking = () => {
+      let n = 0;
+      return () => 1_700_000_000 + Math.floor(n++ / 2);
+    };
+    const gin = await openPostgresSessionStore({ connectionString: roleUrl, clock: ticking() });
+    opened.push(gin);
+    expect(gin.migration.warnings).toEqual([RUM_MISSING]);
+    const rum = await openPostgresSessionStore({
+      connectionString: url,
+      schema: fresh("rum"),
+      clock: ticking(),
+    });
+    opened.push(rum);
+    expect(rum.migration.warnings).toEqual([]);
+    for (const store of [gin, rum]) {
+      await store.createSession({ id: "a", source: "cli" });
+      await store.createSession({ id: "b", source: "telegram" });
+      for (const [i, content] of [...MIXED, ...MIXED].entries())
+        await store.appendMessage({ sessionId: i % 3 === 0 ? "b" : "a", role: "user", content });
+    }
+    const c = await client("public", roleUrl);
+    try {
+      expect(await indexMethods(c, "public")).toEqual({
+        idx_messages_search_grams: "gin",
+        idx_messages_search_trgm: "gin",
+        idx_messages_search_vector: "gin",
+      });
+    } finally {
+      await c.end();
+    }
+    for (const q of [
+      "docker",
+      "deploy*",
+      '"connection refused"',
+      "chat-send",
+      "docker OR kubectl",
+      "桂林",
+      "龙",
+      "数据库",
+      "桂林 NOT 数据",
+    ])
+      for (const o of [{}, { limit: 3, offset: 1 }, { sourceFilter: ["telegram"] }])
+        expect({ q, o, hits: await comparableSearch(gin, q, o) }).toEqual({
+          q,
+          o,
+          hits: await comparableSearch(rum, q, o),
+        });
+  });
+});
+
+describe("group commit", () => {
+  it("appends queued together share one statement; an unknown session fails its own call only; order and counters hold", async () => {
+    const store = await openPostgresSessionStore({ connectionString: url, schema: fresh("g") });
+    opened.push(store);
+    await store.createSession({ id: "a", source: "cli" });
+    await store.createSession({ id: "b", source: "cli" });
+    const before = store.stats();
+    const calls = Array.from({ length: 60 }, (_, i) =>
+      store.appendMessage({
+        sessionId: i === 30 ? "ghost" : i % 2 ? "a" : "b",
+        role: "user",
+        content: `m${i}`,
+      }),
+    );
+    const settled = await Promise.allSettled(calls);
+    const failed = settled.flatMap((r, i) =>
+      r.status === "rejected" ? [[i, (r.reason as HermesStoreError).code]] : [],
+    );
+    expect(failed).toEqual([[30, "SESSION_NOT_FOUND"]]);
+    const ids = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    // Ids follow call order and the refused call consumed none.
+    expect(ids).toEqual([...ids].sort((x, y) => x - y));
+    expect(ids.at(-1)! - ids[0]!).toBe(58);
+    const after = store.stats();
+    // Every call a group carried counts as a write; the groups are fewer than the calls.
+    expect(after.writes - before.writes).toBe(60);
+    expect(after.groupsCommitted - before.groupsCommitted).toBeLessThan(59);
+    expect(after.writesPerGroupMax).toBeGreaterThan(1);
+    for (const id of ["a", "b"]) {
+      const messages = await store.getMessages(id);
+      expect(messages.map((m) => m.content)).toEqual(
+        Array.from({ length: 60 }, (_, i) => i)
+          .filter((i) => i !== 30 && (id === "a" ? i % 2 === 1 : i % 2 === 0))
+          .map((i) => `m${i}`),
+      );
+      expect((await store.getSession(id))?.message_count).toBe(messages.length);
+    }
+    // A batch with an unknown session writes nothing and consumes no id.
+    await expect(
+      store.appendMessages([
+        { sessionId: "a", role: "user", content: "x" },
+        { sessionId: "ghost", role: "user", content: "y" },
+      ]),
+    ).rejects.toMatchObject({ code: "SESSION_NOT_FOUND" });
+    expect(await store.appendMessage({ sessionId: "a", role: "user", content: "next" })).toBe(
+      ids.at(-1)! + 1,
+    );
+  });
+});
+
+/** Every node of an `EXPLAIN (FORMAT JSON)` plan. */
+function planNodes(node: Record<string, unknown>): Array<Record<string, unknown>> {
+  const children = (node.Plans as Array<Record<string, unknown>> | undefined) ?? [];
+  return [node, ...children.flatMap(planNodes)];
+}
+
+describe("query plans of the bench's search mix (40,000 messages, analyzed)", () => {
+  const schema = fresh("plans");
+  let pool: pg.Pool;
+  let store: PostgresSessionStore;
+  /** The queries the store sends while `capturing` is set. */
+  let captured: Array<{ text: string; values: unknown[] }> | null = null;
+
+  beforeAll(async () => {
+    const setup = await openPostgresSessionStore({ connectionString: url, schema });
+    await setup.close();
+    // 400 distinct texts with the bench mix's kinds of term at different frequencies.
+    const words = ["alpha", "beta", "gamma", "delta", "kappa", "sigma", "omega", "lambda", "theta", "zeta"];
+    const texts = Array.from({ length: 400 }, (_, i) => {
+      const parts = [words[i % 10], words[(i * 7) % 10], `w${i}`];
+      if (i % 8 === 0) parts.push("docker");
+      if (i % 9 === 0) parts.push("nginx", "redis");
+      if (i % 11 === 0) parts.push("connection refused");
+      if (i % 6 === 0) parts.push(i % 12 === 0 ? "deploy" : "deployment");
+      if (i % 13 === 0) parts.push("chat-send");
+      if (i === 77) parts.push("zephyrine");
+      if (i % 10 === 3) parts.push("数据库连接池");
+      if (i % 10 === 5) parts.push("桂林山水");
+      if (i % 10 === 7) parts.push("龙年");
+      return parts.join(" ");
+    });
+    const columns = texts.map((t) => searchColumns(t, null, null));
+    const c = await client(schema);
+    try {
+      await c.query(
+        "INSERT INTO sessions (id, source, started_at) SELECT 's' || g, CASE WHEN g % 5 = 0 THEN 'telegram' ELSE 'cli' END, g FROM generate_series(0, 399) g",
+      );
+      await c.query(
+        `INSERT INTO messages (session_id, role, content, timestamp, search_vector, search_grams)
+         SELECT 's' || (g % 400), 'user', t.content, 1700000000 + g, t.v::tsvector, t.gr::tsvector
+         FROM generate_series(1, 40000) g
+         JOIN unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS t(content, v, gr, i) ON t.i = (g * 7919) % 400 + 1`,
+        [texts, columns.map((x) => x.vector), columns.map((x) => x.grams)],
+      );
+      await c.query("ANALYZE sessions, messages");
+    } finally {
+      await c.end();
+    }
+    pool = new pg.Pool({ connectionString: url, options: `-c search_path="${schema}",public`, max: 2 });
+    pool.on("connect", (conn) => {
+      const query = conn.query.bind(conn) as (...args: unknown[]) => unknown;
+      (conn as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const config = args[0] as { text?: string; values?: unknown[] };
+        if (captured !== null && typeof config === "object" && config.text !== undefined)
+          captured.push({ text: config.text, values: config.values ?? [] });
+        return query(...args);
+      };
+    });
+    store = await openPostgresSessionStore({ pool });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await pool?.end();
+  });
+
+  const mix = [
+    ["common term", "docker"],
+    ["rare term", "zephyrine"],
+    ["phrase", '"connection refused"'],
+    ["prefix", "deploy*"],
+    ["hyphenated", "chat-send"],
+    ["OR of five", "docker OR nginx OR redis OR postgres OR kubernetes"],
+    ["CJK 3+ chars", "数据库"],
+    ["CJK 2 chars", "桂林"],
+    ["CJK 1 char", "龙"],
+  ] as const;
+
+  it.each(mix)("%s (%s): every query on messages reads an index, none scans the table", async (_, query) => {
+    captured = [];
+    const hits = await store.searchMessages(query, { limit: 20 });
+    const replayed = captured;
+    captured = null;
+    const sent = replayed.filter((q) => /\bmessages\b/.test(q.text) && /^\s*(SELECT|WITH)/i.test(q.text));
+    expect(hits.length).toBeGreaterThan(0);
+    expect(sent.length).toBeGreaterThan(0);
+    const c = await client(schema);
+    try {
+      const indexes = new Set(
+        (
+          await c.query("SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'messages'", [
+            schema,
+          ])
+        ).rows.map((r) => r.indexname),
+      );
+      let ordered = 0;
+      // Planned as the store's own transaction plans them (its local settings replayed first).
+      await c.query("BEGIN");
+      for (const q of replayed.filter((x) => /^\s*SELECT set_config/i.test(x.text)))
+        await c.query(q.text, q.values);
+      for (const q of sent) {
+        const plan = (await c.query(`EXPLAIN (FORMAT JSON) ${q.text}`, q.values)).rows[0]["QUERY PLAN"][0]
+          .Plan;
+        const nodes = planNodes(plan);
+        if (process.env.PLAN_DEBUG) console.log(query, q.text, JSON.stringify(plan, null, 1));
+        const seq = nodes.filter((n) => n["Node Type"] === "Seq Scan" && n["Relation Name"] === "messages");
+        expect({ query: q.text, seq }).toEqual({ query: q.text, seq: [] });
+        const onMessages = nodes.filter((n) => indexes.has(n["Index Name"] as string));
+        expect({ query: q.text, onMessages: onMessages.length > 0 }).toEqual({
+          query: q.text,
+          onMessages: true,
+        });
+        // The top hits come off a search index in order (RUM's ordering operators), not a sort.
+        ordered += nodes.filter(
+          (n) =>
+            n["Order By"] !== undefined &&
+            /^idx_messages_search_(vector|grams)$/.test(String(n["Index Name"])),
+        ).length;
+      }
+      expect(ordered).toBeGreaterThan(0);
+      await c.query("ROLLBACK");
+    } finally {
+      await c.end();
+    }
+  });
+});
