@@ -58,7 +58,10 @@ import {
   MAX_LIMIT,
   MAX_LINEAGE_HOPS,
   MESSAGE_COLUMNS as MESSAGE_COLUMN_SPECS,
+  type MessagePage,
+  type MessagePageOptions,
   type MessageRow,
+  messagePageArguments,
   messageRowFor,
   newSessionId,
   newSessionRow,
@@ -80,12 +83,15 @@ import {
   type SearchMessagesOptions,
   type SessionExport,
   SessionNotFoundError,
+  type SessionPage,
+  type SessionPageOptions,
   type SessionStoreApi,
   type SessionWithLastActive,
   StoreClosedError,
   type StoreStats,
   sanitizeTitle,
   searchArguments,
+  sessionPageArguments,
   sessionsDirOf,
   sessionToMarkdown,
   sinkFor,
@@ -123,6 +129,7 @@ import {
   PgWriter,
 } from "./pg-database.js";
 import { importIntoPg } from "./pg-import.js";
+import { pgMessagePage } from "./pg-message-page.js";
 import { migratePg, type PgMigrationReport } from "./pg-schema.js";
 import {
   SEARCH_DOCUMENT_SQL,
@@ -133,6 +140,7 @@ import {
   tsqueryLiteral,
   wordTokensAt,
 } from "./pg-search-text.js";
+import { pgSessionPage } from "./pg-session-page.js";
 
 /** Options of {@link openPostgresSessionStore}. */
 export interface OpenPostgresSessionStoreOptions {
@@ -1330,6 +1338,18 @@ export class PostgresSessionStore implements SessionStoreApi {
       source,
       o,
     );
+  }
+
+  /** A page of sessions, most recently active chain first (see `@hermes/store`). */
+  async listSessionPage(o?: SessionPageOptions): Promise<SessionPage> {
+    const args = sessionPageArguments(o);
+    return this.#read((db) => pgSessionPage(db, args));
+  }
+
+  /** A page of a session's messages with the counts before and after it (see `@hermes/store`). */
+  async getMessagePage(sessionId: string, o?: MessagePageOptions): Promise<MessagePage> {
+    const args = messagePageArguments(sessionId, o);
+    return this.#snapshot((db) => pgMessagePage(db, MESSAGE_COLUMNS, args));
   }
 
   /** A session's messages page by page (cursor `afterId`), in conversation order. */

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { openPostgresSessionStore, type PostgresSessionStore } from "@hermes/postgres";
 import { afterEach, describe, inject } from "vitest";
+import { browsingContract } from "../../store/test/contract/browsing.js";
 import { concurrentWritesSuite } from "../../store/test/contract/concurrent-writes.js";
 import { conversationSuite } from "../../store/test/contract/conversation.js";
 import type { ContractBackend, ContractSuite } from "../../store/test/contract/harness.js";
@@ -19,6 +20,7 @@ const suites: ContractSuite[] = [
   sessionsContract,
   titlesContract,
   listingContract,
+  browsingContract,
   messagesSuite,
   conversationSuite,
   retentionSuite,

@@ -65,6 +65,11 @@ export {
   SESSION_COLUMNS,
 } from "./portable/jsonl-format.js";
 export {
+  type MessagePageArguments,
+  messagePageArguments,
+  pageAround,
+} from "./portable/message-page.js";
+export {
   badLineId,
   decodeLine,
   type ImportBackend,
@@ -74,6 +79,11 @@ export {
   runImport,
   validated as importOptions,
 } from "./portable/run-import.js";
+export {
+  finishSessionPage,
+  type SessionPageArguments,
+  sessionPageArguments,
+} from "./portable/session-page.js";
 export { sanitizeContext, stripPythonWhitespace } from "./sanitize-context.js";
 export {
   integer,

@@ -39,6 +39,8 @@ export {
 } from "./portable/jsonl-format.js";
 export type { Lineage, LineageLinkKind, LineageNode } from "./portable/lineage.js";
 export { type RenderableSession, sessionToMarkdown } from "./portable/markdown-format.js";
+export type { MessagePage, MessagePageOptions } from "./portable/message-page.js";
+export type { SessionPage, SessionPageOptions, SessionPageRow } from "./portable/session-page.js";
 export type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
 export { MAX_TITLE_LENGTH, sanitizeTitle } from "./sanitize-title.js";
 export {

@@ -34,6 +34,8 @@ import type { ImportReport, ImportSessionsOptions, ImportSource } from "./portab
 import type { IterMessagesOptions } from "./portable/iter-messages.js";
 import type { PortableSession } from "./portable/jsonl-format.js";
 import type { Lineage } from "./portable/lineage.js";
+import type { MessagePage, MessagePageOptions } from "./portable/message-page.js";
+import type { SessionPage, SessionPageOptions } from "./portable/session-page.js";
 import * as portable from "./portable/store-methods.js";
 import type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
 import { referenceSearchIndexRepair } from "./search-index-repair.js";
@@ -398,6 +400,14 @@ export class SessionStore {
   /** Ancestors and descendants of a session with the kind of each link, or `null`. */
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
     return this.#read((ctx) => portable.getLineage(ctx, id, o));
+  }
+  /** A page of sessions, most recently active chain first, with filters and a cursor to the next page. */
+  async listSessionPage(o?: SessionPageOptions): Promise<SessionPage> {
+    return this.#read((ctx) => portable.listSessionPage(ctx, o));
+  }
+  /** A page of a session's messages: the first or last, around a message, or before/after one. */
+  async getMessagePage(sessionId: string, o?: MessagePageOptions): Promise<MessagePage> {
+    return this.#read((ctx) => portable.getMessagePage(ctx, sessionId, o));
   }
   /** Sessions, messages, tokens and cost grouped by source, model or day. */
   async usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]> {

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import { afterEach, describe } from "vitest";
+import { browsingContract } from "./contract/browsing.js";
 import { concurrentWritesSuite } from "./contract/concurrent-writes.js";
 import { conversationSuite } from "./contract/conversation.js";
 import type { ContractBackend, ContractSuite } from "./contract/harness.js";
@@ -18,6 +19,7 @@ const suites: ContractSuite[] = [
   sessionsContract,
   titlesContract,
   listingContract,
+  browsingContract,
   messagesSuite,
   conversationSuite,
   retentionSuite,

@@ -1,4 +1,4 @@
-import type { SessionStoreApi } from "@hermes/store";
+import type { HermesStoreError, SessionStoreApi } from "@hermes/store";
 
 /**
  * What a backend gives the contract suites: a way to open a fresh, empty store.
@@ -36,4 +36,14 @@ export function manualClock(start = 1_767_225_600): ManualClock {
     now = epochSeconds;
   };
   return clock;
+}
+
+/** The error a promise rejects with (fails the test when it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<HermesStoreError> {
+  try {
+    await p;
+  } catch (error) {
+    return error as HermesStoreError;
+  }
+  throw new Error("expected the call to reject");
 }
