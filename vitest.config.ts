@@ -7,6 +7,7 @@ const projects = [
   ["@hermes/search", "packages/search"],
   ["@hermes/store", "packages/store"],
   ["@hermes/postgres", "packages/postgres"],
+  ["@hermes/web", "apps/web"],
   ["@hermes/cli", "apps/cli"],
   ["@hermes/bench", "apps/bench"],
 ] as const;
