@@ -2,7 +2,13 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { openSessionStore } from "@hermes/store";
 import { afterEach, describe, expect, it } from "vitest";
-import { allowedHosts, CSRF_HEADER, type RunningSessionBrowser, serveSessionBrowser, WebServerError } from "../dist/index.js";
+import {
+  allowedHosts,
+  CSRF_HEADER,
+  type RunningSessionBrowser,
+  serveSessionBrowser,
+  WebServerError,
+} from "../dist/index.js";
 import { seededCopy } from "./helpers/seed-web-database.js";
 import { tempDir } from "./helpers/temp.js";
 
@@ -20,7 +26,10 @@ async function start(o: Parameters<typeof serveSessionBrowser>[0] = {}) {
 
 /** A request with the access token as a bearer (scripts) unless `headers` says otherwise. */
 const get = (b: RunningSessionBrowser, path: string, headers: Record<string, string> = {}) =>
-  fetch(`${b.origin}${path}`, { headers: { authorization: `Bearer ${b.token}`, ...headers }, redirect: "manual" });
+  fetch(`${b.origin}${path}`, {
+    headers: { authorization: `Bearer ${b.token}`, ...headers },
+    redirect: "manual",
+  });
 
 /** A GET with a Host header of our choosing (fetch does not let a caller set it). */
 function withHost(b: RunningSessionBrowser, path: string, host: string): Promise<number> {
@@ -50,7 +59,9 @@ describe("access token", () => {
       expect(res.status, path).toBe(401);
       expect(await res.text()).not.toContain("hermes-csrf");
     }
-    expect((await get(browser, "/api/sessions", { authorization: "Bearer wrong-token-wrong-token" })).status).toBe(401);
+    expect(
+      (await get(browser, "/api/sessions", { authorization: "Bearer wrong-token-wrong-token" })).status,
+    ).toBe(401);
     expect((await fetch(`${browser.origin}/?token=wrong`, { redirect: "manual" })).status).toBe(401);
   });
 
@@ -85,7 +96,9 @@ describe("access token", () => {
     }
     const weak = await serveSessionBrowser({ db: path, port: 0, token: "short" }).catch((e: unknown) => e);
     expect((weak as WebServerError).code).toBe("WEAK_TOKEN");
-    const missing = await serveSessionBrowser({ db: join(tempDir(), "none.db"), port: 0 }).catch((e: unknown) => e);
+    const missing = await serveSessionBrowser({ db: join(tempDir(), "none.db"), port: 0 }).catch(
+      (e: unknown) => e,
+    );
     expect((missing as WebServerError).code).toBe("NO_DATABASE");
   });
 
@@ -102,8 +115,17 @@ describe("Host header", () => {
   it("answers only to its own names (DNS rebinding)", async () => {
     const { browser } = await start();
     const hosts = allowedHosts("127.0.0.1", browser.port);
-    expect([...hosts].sort()).toEqual([`127.0.0.1:${browser.port}`, `[::1]:${browser.port}`, `localhost:${browser.port}`]);
-    for (const host of ["evil.example", `evil.example:${browser.port}`, "127.0.0.1", `127.0.0.1:${browser.port + 1}`]) {
+    expect([...hosts].sort()).toEqual([
+      `127.0.0.1:${browser.port}`,
+      `[::1]:${browser.port}`,
+      `localhost:${browser.port}`,
+    ]);
+    for (const host of [
+      "evil.example",
+      `evil.example:${browser.port}`,
+      "127.0.0.1",
+      `127.0.0.1:${browser.port + 1}`,
+    ]) {
       expect(await withHost(browser, "/api/sessions", host), host).toBe(421);
     }
     expect(await withHost(browser, "/api/sessions?limit=1", `localhost:${browser.port}`)).toBe(200);
@@ -124,7 +146,9 @@ describe("headers", () => {
     expect(csp).toContain("require-trusted-types-for 'script'");
     expect(page.headers.get("x-content-type-options")).toBe("nosniff");
     expect(page.headers.get("referrer-policy")).toBe("no-referrer");
-    expect((await page.text()).match(/<script[^>]*>/g)).toEqual([expect.stringMatching(/^<script type="module" src="\/assets\/main-[A-Z0-9]+\.js">$/)]);
+    expect((await page.text()).match(/<script[^>]*>/g)).toEqual([
+      expect.stringMatching(/^<script type="module" src="\/assets\/main-[A-Z0-9]+\.js">$/),
+    ]);
     expect((await get(browser, "/api/sessions")).headers.get("cache-control")).toBe("no-store");
   });
 
@@ -136,7 +160,11 @@ describe("headers", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-encoding")).toBe("br");
     expect(res.headers.get("cache-control")).toContain("immutable");
-    for (const path of ["/assets/%2e%2e/package.json", "/assets/..%2fpackage.json", "/assets/%2e%2e%2f%2e%2e%2fpackage.json"]) {
+    for (const path of [
+      "/assets/%2e%2e/package.json",
+      "/assets/..%2fpackage.json",
+      "/assets/%2e%2e%2f%2e%2e%2fpackage.json",
+    ]) {
       const res = await get(browser, path);
       expect(await res.text(), path).not.toContain('"name": "@hermes/web"');
     }
@@ -149,7 +177,12 @@ describe("writes", () => {
     const csrf = await csrfOf(browser);
     const put = await fetch(`${browser.origin}/api/sessions/${seed.long}/title`, {
       method: "PUT",
-      headers: { authorization: `Bearer ${browser.token}`, [CSRF_HEADER]: csrf, "content-type": "application/json", origin: browser.origin },
+      headers: {
+        authorization: `Bearer ${browser.token}`,
+        [CSRF_HEADER]: csrf,
+        "content-type": "application/json",
+        origin: browser.origin,
+      },
       body: JSON.stringify({ title: "changed" }),
     });
     expect(put.status).toBe(403);
@@ -172,7 +205,9 @@ describe("writes", () => {
     expect((await rename({ origin: browser.origin, [CSRF_HEADER]: "not-the-token" })).status).toBe(403);
     expect((await rename({ origin: "http://evil.example", [CSRF_HEADER]: csrf })).status).toBe(403);
     expect((await rename({ "sec-fetch-site": "cross-site", [CSRF_HEADER]: csrf })).status).toBe(403);
-    expect((await rename({ origin: browser.origin, "sec-fetch-site": "same-site", [CSRF_HEADER]: csrf })).status).toBe(403);
+    expect(
+      (await rename({ origin: browser.origin, "sec-fetch-site": "same-site", [CSRF_HEADER]: csrf })).status,
+    ).toBe(403);
     expect((await rename({ [CSRF_HEADER]: csrf })).status).toBe(403);
     const store = await openSessionStore({ path });
     expect(await store.getSessionTitle(seed.long)).toBe("A very long session");
@@ -187,7 +222,12 @@ describe("writes", () => {
     expect(await del.json()).toEqual({ id: seed.telegram, deleted: true });
     const prune = await fetch(`${browser.origin}/api/prune`, {
       method: "POST",
-      headers: { authorization: `Bearer ${browser.token}`, origin: browser.origin, [CSRF_HEADER]: csrf, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${browser.token}`,
+        origin: browser.origin,
+        [CSRF_HEADER]: csrf,
+        "content-type": "application/json",
+      },
       body: JSON.stringify({ olderThanDays: 365 }),
     });
     expect(await prune.json()).toEqual({ removed: 1 });
@@ -227,13 +267,26 @@ describe("API", () => {
     const search = async (q: string) => (await get(browser, `/api/search?q=${encodeURIComponent(q)}`)).json();
     const docker = await search("docker");
     expect(docker.hits.length).toBeGreaterThan(0);
-    expect(docker.hits.every((h: { session_id: string }) => [seed.dockerRoot, seed.dockerTip].includes(h.session_id))).toBe(true);
+    expect(
+      docker.hits.every((h: { session_id: string }) =>
+        [seed.dockerRoot, seed.dockerTip].includes(h.session_id),
+      ),
+    ).toBe(true);
     expect(docker.titles[seed.dockerRoot]).toBe("Fix Docker build");
     for (const q of ["桂林", "桂"]) {
       const cjk = await search(q);
       expect(cjk.hits.map((h: { session_id: string }) => h.session_id)).toContain(seed.telegram);
     }
-    for (const q of ['"unbalanced', "a AND OR b", "NEAR(", "*", "<script>", "'; DROP TABLE messages; --", "((((", "\u0000"]) {
+    for (const q of [
+      '"unbalanced',
+      "a AND OR b",
+      "NEAR(",
+      "*",
+      "<script>",
+      "'; DROP TABLE messages; --",
+      "((((",
+      "\u0000",
+    ]) {
       const res = await get(browser, `/api/search?q=${encodeURIComponent(q)}`);
       expect(res.status, q).toBe(200);
     }
@@ -245,7 +298,9 @@ describe("API", () => {
     expect(first.messages).toHaveLength(100);
     expect([first.before, first.after]).toEqual([0, seed.longMessages - 100]);
     const hit = (await (await get(browser, "/api/search?q=zanzibar")).json()).hits[0];
-    const around = await (await get(browser, `/api/sessions/${seed.long}/messages?around=${hit.id}&limit=100`)).json();
+    const around = await (
+      await get(browser, `/api/sessions/${seed.long}/messages?around=${hit.id}&limit=100`)
+    ).json();
     expect(around.messages.map((m: { id: number }) => m.id)).toContain(hit.id);
     expect(around.before).toBe(321 - 25);
     const jsonl = await get(browser, `/api/sessions/${seed.long}/export?format=jsonl`);

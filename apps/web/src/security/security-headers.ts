@@ -25,7 +25,8 @@ export function securityHeaders(): MiddlewareHandler {
       frameAncestors: ["'none'"],
       objectSrc: ["'none'"],
       requireTrustedTypesFor: ["'script'"],
-      trustedTypes: [TRUSTED_TYPES_POLICY],
+      // DOMPurify parses through a policy of its own before it sanitizes.
+      trustedTypes: [TRUSTED_TYPES_POLICY, "dompurify"],
     },
     referrerPolicy: "no-referrer",
     crossOriginResourcePolicy: "same-origin",

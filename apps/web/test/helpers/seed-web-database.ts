@@ -10,10 +10,10 @@ const DAY = 24 * HOUR;
 /** Stored text that must never run in the page: each variant is asserted away in the DOM. */
 export const HOSTILE = {
   script: "<script>window.__pwned = 'script'</script>",
-  onerror: '<img src=x onerror="window.__pwned=\'onerror\'">',
+  onerror: "<img src=x onerror=\"window.__pwned='onerror'\">",
   javascriptLink: "[click me](javascript:window.__pwned='link')",
   rawHtml: '<div onclick="window.__pwned=\'click\'" id="raw-html">raw html block</div>',
-  iframe: '<iframe src="javascript:window.__pwned=\'iframe\'"></iframe>',
+  iframe: "<iframe src=\"javascript:window.__pwned='iframe'\"></iframe>",
   dataLink: "[data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
   svg: "<svg><script>window.__pwned='svg'</script></svg>",
   autolink: "<javascript:window.__pwned='autolink'>",
@@ -54,7 +54,12 @@ export async function seedWebDatabase(path: string, now: number = Date.now() / 1
   const at = (epoch: number) => {
     t = epoch;
   };
-  const say = (sessionId: string, role: string, content: string | null, extra: Record<string, unknown> = {}) => {
+  const say = (
+    sessionId: string,
+    role: string,
+    content: string | null,
+    extra: Record<string, unknown> = {},
+  ) => {
     t += 5;
     return store.appendMessage({ sessionId, role, content, ...extra });
   };
@@ -68,10 +73,18 @@ export async function seedWebDatabase(path: string, now: number = Date.now() / 1
     for (let i = 0; i < 120; i++) {
       const id = `plain_${String(i).padStart(3, "0")}`;
       at(now - 20 * DAY + i * HOUR);
-      await store.createSession({ id, source: i % 3 === 0 ? "cli" : i % 3 === 1 ? "discord" : "slack", model: i % 2 ? "gpt-5" : "claude-sonnet-4" });
+      await store.createSession({
+        id,
+        source: i % 3 === 0 ? "cli" : i % 3 === 1 ? "discord" : "slack",
+        model: i % 2 ? "gpt-5" : "claude-sonnet-4",
+      });
       await say(id, "user", `Plain question number ${i}`);
       await say(id, "assistant", `Plain answer number ${i}`);
-      await store.updateTokenCounts(id, { inputTokens: 100 + i, outputTokens: 50 + i, estimatedCostUsd: 0.001 * i });
+      await store.updateTokenCounts(id, {
+        inputTokens: 100 + i,
+        outputTokens: 50 + i,
+        estimatedCostUsd: 0.001 * i,
+      });
       await store.endSession(id, "user_exit");
     }
 
@@ -81,7 +94,11 @@ export async function seedWebDatabase(path: string, now: number = Date.now() / 1
     await store.setSessionTitle(long, "A very long session");
     const longMessages = 450;
     for (let i = 0; i < longMessages; i++) {
-      await say(long, i % 2 === 0 ? "user" : "assistant", `Long message ${i}${i === 321 ? " with the word zanzibar" : ""}`);
+      await say(
+        long,
+        i % 2 === 0 ? "user" : "assistant",
+        `Long message ${i}${i === 321 ? " with the word zanzibar" : ""}`,
+      );
     }
     await store.endSession(long, "user_exit");
 
@@ -100,7 +117,12 @@ export async function seedWebDatabase(path: string, now: number = Date.now() / 1
     await store.setSessionTitle(discord, "Debug flaky test");
     await say(discord, "user", "The integration test fails one run in ten");
     const delegate = "dc_debug_agent";
-    await store.createSession({ id: delegate, source: "subagent", model: "claude-sonnet-4", parentSessionId: discord });
+    await store.createSession({
+      id: delegate,
+      source: "subagent",
+      model: "claude-sonnet-4",
+      parentSessionId: discord,
+    });
     await say(delegate, "user", "Find the flaky test");
     await say(delegate, "assistant", "It is `retry.test.ts`: it sleeps 10 ms and races the timer.");
     await store.endSession(delegate, "completed");
@@ -108,7 +130,12 @@ export async function seedWebDatabase(path: string, now: number = Date.now() / 1
     await store.endSession(discord, "branched");
     const branch = "dc_debug_branch";
     t += 60;
-    await store.createSession({ id: branch, source: "discord", model: "claude-sonnet-4", parentSessionId: discord });
+    await store.createSession({
+      id: branch,
+      source: "discord",
+      model: "claude-sonnet-4",
+      parentSessionId: discord,
+    });
     await store.setSessionTitle(branch, "Debug flaky test (other fix)");
     await say(branch, "user", "Try fake timers instead");
     await store.endSession(branch, "user_exit");
@@ -118,29 +145,50 @@ export async function seedWebDatabase(path: string, now: number = Date.now() / 1
     await store.createSession({ id: hostile, source: "cli", model: "gpt-5" });
     await store.setSessionTitle(hostile, "<script>window.__pwned='title'</script> hostile");
     for (const text of Object.values(HOSTILE)) await say(hostile, "user", text);
-    await say(hostile, "assistant", `Mixed: ${HOSTILE.script} and ${HOSTILE.javascriptLink}\n\n${HOSTILE.rawHtml}`, {
-      toolCalls: [call("h1", "<img src=x onerror=\"window.__pwned='toolname'\">", { cmd: HOSTILE.script })],
-      reasoning: HOSTILE.onerror,
+    await say(
+      hostile,
+      "assistant",
+      `Mixed: ${HOSTILE.script} and ${HOSTILE.javascriptLink}\n\n${HOSTILE.rawHtml}`,
+      {
+        toolCalls: [call("h1", "<img src=x onerror=\"window.__pwned='toolname'\">", { cmd: HOSTILE.script })],
+        reasoning: HOSTILE.onerror,
+      },
+    );
+    await say(hostile, "tool", HOSTILE.svg, {
+      toolName: '<b onmouseover="window.__pwned=1">x</b>',
+      toolCallId: "h1",
     });
-    await say(hostile, "tool", HOSTILE.svg, { toolName: '<b onmouseover="window.__pwned=1">x</b>', toolCallId: "h1" });
     await store.endSession(hostile, "user_exit");
 
     const dockerRoot = "docker_root";
     at(now - 2 * HOUR);
-    await store.createSession({ id: dockerRoot, source: "cli", model: "gpt-5", systemPrompt: "You are Hermes." });
+    await store.createSession({
+      id: dockerRoot,
+      source: "cli",
+      model: "gpt-5",
+      systemPrompt: "You are Hermes.",
+    });
     await store.setSessionTitle(dockerRoot, "Fix Docker build");
     await say(dockerRoot, "user", "My docker build fails with `COPY failed: no such file`");
     await say(dockerRoot, "assistant", "Let me look at the Dockerfile.", {
       toolCalls: [call("c1", "terminal", { command: "cat Dockerfile" })],
       reasoning: "The build context probably excludes the file.",
     });
-    await say(dockerRoot, "tool", "FROM node:20\nCOPY dist/ /app/\nRUN npm ci", { toolName: "terminal", toolCallId: "c1" });
+    await say(dockerRoot, "tool", "FROM node:20\nCOPY dist/ /app/\nRUN npm ci", {
+      toolName: "terminal",
+      toolCallId: "c1",
+    });
     await say(
       dockerRoot,
       "assistant",
-      "The `dist/` folder is in `.dockerignore`. Build first:\n\n```bash\nnpm run build && docker build -t app .\n```\n\n| step | status |\n|---|---|\n| build | ok |",
+      "The `dist/` folder is in `.dockerignore`. Build first:\n\n```bash\n# build first, then the image\nnpm run build && docker build -t app:latest .\n```\n\n| step | status |\n|---|---|\n| build | ok |",
     );
-    await store.updateTokenCounts(dockerRoot, { inputTokens: 5000, outputTokens: 1200, cacheReadTokens: 3000, estimatedCostUsd: 0.12 });
+    await store.updateTokenCounts(dockerRoot, {
+      inputTokens: 5000,
+      outputTokens: 1200,
+      cacheReadTokens: 3000,
+      estimatedCostUsd: 0.12,
+    });
     await store.endSession(dockerRoot, "compression");
     const dockerTip = "docker_tip";
     t += 1;
@@ -149,7 +197,11 @@ export async function seedWebDatabase(path: string, now: number = Date.now() / 1
     at(now - 60);
     await say(dockerTip, "user", "The docker image builds now; how do I make it smaller?");
     await say(dockerTip, "assistant", "Use a multi-stage build with `node:20-slim` as the final stage.");
-    await store.updateTokenCounts(dockerTip, { inputTokens: 2000, outputTokens: 400, estimatedCostUsd: 0.05 });
+    await store.updateTokenCounts(dockerTip, {
+      inputTokens: 2000,
+      outputTokens: 400,
+      estimatedCostUsd: 0.05,
+    });
 
     return {
       dockerRoot,
@@ -176,13 +228,13 @@ let template: Promise<{ path: string; seed: WebSeed }> | undefined;
  * A private copy of one seeded database (seeded once per test file; the copy is closed and
  * checkpointed, so the file alone holds everything).
  */
-export async function seededCopy(): Promise<{ path: string; seed: WebSeed }> {
+export async function seededCopy(dir: string = tempDir()): Promise<{ path: string; seed: WebSeed }> {
   template ??= (async () => {
     const path = join(mkdtempSync(join(tmpdir(), "hermes-web-seed-")), "state.db");
     return { path, seed: await seedWebDatabase(path) };
   })();
   const { path, seed } = await template;
-  const copy = join(tempDir(), "state.db");
+  const copy = join(dir, "state.db");
   cpSync(path, copy);
   return { path: copy, seed };
 }

@@ -1,5 +1,14 @@
 import { createHash } from "node:crypto";
-import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,7 +17,10 @@ import { afterEach } from "vitest";
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** The reference's sample file: read-only, always copied before use. */
-export const SAMPLE_DB = resolve(here, "../../../../packages/store/test/fixtures/reference/hermes-v11-sample.db");
+export const SAMPLE_DB = resolve(
+  here,
+  "../../../../packages/store/test/fixtures/reference/hermes-v11-sample.db",
+);
 
 const made: string[] = [];
 afterEach(() => {
