@@ -9,6 +9,7 @@ import { migrateCommand } from "./commands/migrate-command.js";
 import { migrateToPostgresCommand } from "./commands/migrate-to-postgres-command.js";
 import { pruneCommand } from "./commands/prune-command.js";
 import { searchCommand } from "./commands/search-command.js";
+import { serveCommand } from "./commands/serve-command.js";
 import { showCommand } from "./commands/show-command.js";
 import { statsCommand } from "./commands/stats-command.js";
 import { titleCommand } from "./commands/title-command.js";
@@ -40,6 +41,7 @@ export function createProgram(): Command {
     doctorCommand(),
     migrateCommand(),
     migrateToPostgresCommand(),
+    serveCommand(),
   ]) {
     // addCommand does not copy the parent's settings (unlike .command()): without this, a bad
     // flag on a subcommand would exit the process from inside commander with code 1.
