@@ -18,6 +18,7 @@ const SCENARIOS = [
   "export",
   "fork",
   "migrate",
+  "web",
 ];
 
 describe("pnpm bench --quick", () => {

@@ -41,7 +41,9 @@ export function readRoutes(store: SessionStoreApi): Hono {
       limit: int(c, "limit", 1, 200) ?? 50,
       cursor: text(c, "cursor"),
     });
-    return c.json(page);
+    // A list shows no system prompt or model config: they are most of a row's bytes.
+    const sessions = page.sessions.map(({ system_prompt: _, model_config: __, ...row }) => row);
+    return c.json({ sessions, nextCursor: page.nextCursor });
   });
 
   api.get("/sessions/:id", async (c) => {
