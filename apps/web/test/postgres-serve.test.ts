@@ -14,7 +14,11 @@ beforeAll(async () => {
   await store.createSession({ id: "pg_root", source: "cli", model: "gpt-5" });
   await store.setSessionTitle("pg_root", "Docker on PostgreSQL");
   for (let i = 0; i < 30; i++) {
-    await store.appendMessage({ sessionId: "pg_root", role: i % 2 ? "assistant" : "user", content: `docker step ${i}` });
+    await store.appendMessage({
+      sessionId: "pg_root",
+      role: i % 2 ? "assistant" : "user",
+      content: `docker step ${i}`,
+    });
   }
   await store.endSession("pg_root", "compression");
   await store.createSession({ id: "pg_tip", source: "cli", parentSessionId: "pg_root" });
@@ -30,7 +34,9 @@ afterAll(async () => {
 });
 
 const get = async (path: string) => {
-  const res = await fetch(`${server.origin}${path}`, { headers: { authorization: `Bearer ${server.token}` } });
+  const res = await fetch(`${server.origin}${path}`, {
+    headers: { authorization: `Bearer ${server.token}` },
+  });
   expect(res.status, path).toBe(200);
   return res.json();
 };
