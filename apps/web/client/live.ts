@@ -33,3 +33,27 @@ export function useLiveChanges(onChange: Listener, enabled = true): void {
     };
   }, [enabled]);
 }
+
+/**
+ * Wraps a refresh so that calls while one runs collapse into one more run after it: a page
+ * that takes longer to read than changes arrive never piles up requests.
+ */
+export function coalesced(run: () => Promise<unknown>): () => void {
+  let running = false;
+  let again = false;
+  const go = () => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    void run().finally(() => {
+      running = false;
+      if (again) {
+        again = false;
+        go();
+      }
+    });
+  };
+  return go;
+}

@@ -1,9 +1,9 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, type SessionPageRow } from "../api.js";
 import { ErrorNote } from "../components/error-note.js";
 import { liveState, onListKeys, SessionItem } from "../components/session-item.js";
 import { formatTime } from "../format.js";
-import { useLiveChanges } from "../live.js";
+import { coalesced, useLiveChanges } from "../live.js";
 
 /** The most recently active sessions, kept current by server-sent events without a reload. */
 export function LivePage() {
@@ -18,9 +18,10 @@ export function LivePage() {
   useEffect(() => {
     void refresh();
   }, []);
+  const refreshOnce = useMemo(() => coalesced(refresh), []);
   useLiveChanges((change) => {
     setSeen(change.seenAt / 1000);
-    void refresh();
+    refreshOnce();
   });
   const live = rows.filter((r) => liveState(r) !== null).length;
   return (

@@ -1,10 +1,10 @@
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
 import { api, type SessionFilters, type SessionPageRow, WRITABLE } from "../api.js";
 import { ErrorNote } from "../components/error-note.js";
 import { PruneDialog } from "../components/prune-dialog.js";
 import { onListKeys, SessionItem } from "../components/session-item.js";
-import { useLiveChanges } from "../live.js";
+import { coalesced, useLiveChanges } from "../live.js";
 
 function filtersOf(query: Record<string, string>): SessionFilters {
   return {
@@ -84,8 +84,11 @@ export function SessionsPage() {
 
   // New sessions and messages: the first page is read again while it is all that is shown;
   // deeper in the list, a button offers it (the rows under the reader do not move).
+  const loadFirstRef = useRef(loadFirst);
+  loadFirstRef.current = loadFirst;
+  const refresh = useMemo(() => coalesced(() => loadFirstRef.current()), []);
   useLiveChanges(() => {
-    if (pages <= 1) void loadFirst();
+    if (pages <= 1) refresh();
     else setFresh(true);
   });
 
