@@ -1,13 +1,13 @@
 export { PG_MIGRATIONS, PG_SCHEMA_VERSION, type PgMigrationReport } from "./pg-schema.js";
 export {
+  type OpenPostgresSessionStoreOptions,
+  openPostgresSessionStore,
+  PostgresSessionStore,
+} from "./postgres-session-store.js";
+export {
   searchTokenCount,
   searchTrigramCount,
   searchVectorLiteral,
   tsqueryLiteral,
   wordTokens,
-} from "./pg-search-text.js";
-export {
-  type OpenPostgresSessionStoreOptions,
-  openPostgresSessionStore,
-  PostgresSessionStore,
-} from "./postgres-session-store.js";
+} from "./search/pg-search-text.js";

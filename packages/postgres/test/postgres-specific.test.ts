@@ -9,7 +9,8 @@ import type { HermesStoreError } from "@hermes/store";
 import { sql } from "kysely";
 import pg from "pg";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { createPgDb, PgWriter } from "../dist/pg-database.js";
+import { createPgDb } from "../dist/pg-database.js";
+import { PgWriter } from "../dist/pg-writer.js";
 
 const run = promisify(execFile);
 const url = inject("pgConnectionString");

@@ -1,11 +1,12 @@
 import {
   finishSessionPage,
   type SessionPage,
-  type SessionPageArguments,
+  type SessionPageOptions,
   type SessionPageRow,
+  sessionPageArguments,
 } from "@hermes/store";
 import { sql } from "kysely";
-import type { PgDb } from "./pg-database.js";
+import type { PgStoreContext } from "../pg-store-context.js";
 
 // The SQLite store's `listSessionPage` in PostgreSQL's dialect (see packages/store
 // portable/session-page.ts for what is listed and in which order): ids sort bytewise
@@ -21,8 +22,16 @@ const lastActive = (s: string) =>
     `COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = ${s}.id), ${s}.started_at)`,
   );
 
-/** One page of sessions (`listSessionPage`) from arguments checked by `sessionPageArguments`. */
-export async function pgSessionPage(db: PgDb, a: SessionPageArguments): Promise<SessionPage> {
+/** One page of sessions, most recently active chain first (`listSessionPage` of `@hermes/store`). */
+export async function listSessionPage(ctx: PgStoreContext, o?: SessionPageOptions): Promise<SessionPage> {
+  const a = sessionPageArguments(o);
+  return ctx.read((db) => sessionPage(db, a));
+}
+
+async function sessionPage(
+  db: PgStoreContext["db"],
+  a: ReturnType<typeof sessionPageArguments>,
+): Promise<SessionPage> {
   const after = a.after;
   const cursor =
     after === null

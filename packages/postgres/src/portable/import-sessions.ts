@@ -11,15 +11,9 @@ import {
   SESSION_COLUMNS,
 } from "@hermes/store";
 import { sql } from "kysely";
-import type { PgDb } from "./pg-database.js";
-import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "./pg-search-text.js";
-
-/** What the import needs from the store. */
-export interface ImportTarget {
-  exists(id: string): Promise<boolean>;
-  /** Runs `fn` as one write (a transaction of the store's writer). */
-  write<T>(fn: (db: PgDb) => Promise<T>): Promise<T>;
-}
+import type { PgDb } from "../pg-database.js";
+import type { PgStoreContext } from "../pg-store-context.js";
+import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "../search/pg-search-text.js";
 
 const SESSION_NAMES = SESSION_COLUMNS.map((c) => c.name);
 const MESSAGE_NAMES = MESSAGE_COLUMNS.map((c) => c.name).filter((n) => n !== "id");
@@ -139,20 +133,23 @@ async function writeSession(
 }
 
 /**
- * Imports sessions into PostgreSQL with the SQLite store's rules (`@hermes/store`'s
- * `runImport`: validated, parents first, each session whole or not at all, idempotent); each
- * unit of sessions is one transaction.
+ * Imports sessions from a JSONL file or an iterable with the SQLite store's rules
+ * (`@hermes/store`'s `runImport`: validated, parents first, each session whole or not at all,
+ * idempotent); each unit of sessions is one transaction of the store's writer.
  */
-export function importIntoPg(
-  target: ImportTarget,
+export async function importSessions(
+  ctx: PgStoreContext,
   source: ImportSource,
   o?: ImportSessionsOptions,
 ): Promise<ImportReport> {
+  ctx.check();
   return runImport(
     {
-      exists: (id) => target.exists(id),
+      exists: async (id) =>
+        (await ctx.db.selectFrom("sessions").select("id").where("id", "=", id).executeTakeFirst()) !==
+        undefined,
       writeBatch: (batch, { onConflict, idFloor }) =>
-        target.write(async (db) => {
+        ctx.write(async (db) => {
           // Explicit message ids and the sequence move together: appenders wait for this unit.
           await sql`LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE`.execute(db);
           const out: ImportOutcome[] = [];

@@ -1,25 +1,29 @@
-import type { MessagesTable } from "@hermes/schema";
 import {
   InvalidArgumentError,
   type MessagePage,
   type MessagePageArguments,
+  type MessagePageOptions,
+  messagePageArguments,
   pageAround,
   toMessageRow,
 } from "@hermes/store";
-import type { PgDb } from "./pg-database.js";
+import type { PgDb } from "../pg-database.js";
+import type { PgStoreContext } from "../pg-store-context.js";
+import { MESSAGE_COLUMNS } from "../table-columns.js";
 
-type Columns = ReadonlyArray<keyof MessagesTable>;
-
-/**
- * One page of a session's messages (`getMessagePage`) from arguments checked by
- * `messagePageArguments`: keyset reads on (timestamp, id) along idx_messages_session.
- * Run it inside one snapshot.
- */
-export async function pgMessagePage(
-  db: PgDb,
-  columns: Columns,
-  a: MessagePageArguments,
+/** A page of a session's messages with the counts before and after it (`getMessagePage` of `@hermes/store`). */
+export async function getMessagePage(
+  ctx: PgStoreContext,
+  sessionId: string,
+  o?: MessagePageOptions,
 ): Promise<MessagePage> {
+  const a = messagePageArguments(sessionId, o);
+  return ctx.snapshot((db) => messagePage(db, a));
+}
+
+// Keyset reads on (timestamp, id) along idx_messages_session, inside one snapshot.
+async function messagePage(db: PgDb, a: MessagePageArguments): Promise<MessagePage> {
+  const columns = MESSAGE_COLUMNS;
   const { id, limit, anchor } = a;
   const forward = (t: number, after: number, n: number) =>
     db
