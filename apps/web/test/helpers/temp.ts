@@ -1,14 +1,4 @@
-import { createHash } from "node:crypto";
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import { chmodSync, cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -41,19 +31,3 @@ export function copyOfSample(): string {
   chmodSync(path, 0o600);
   return path;
 }
-
-/** What a database's folder holds: each entry's name, mode, size and SHA-256 (files). */
-export function folderState(dbPath: string): Record<string, string> {
-  const dir = dirname(dbPath);
-  const out: Record<string, string> = {};
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    const st = statSync(path);
-    out[name] = st.isFile()
-      ? `${(st.mode & 0o777).toString(8)} ${st.size} ${createHash("sha256").update(readFileSync(path)).digest("hex")}`
-      : `dir ${(st.mode & 0o777).toString(8)}`;
-  }
-  return out;
-}
-
-export { existsSync };
