@@ -289,15 +289,27 @@ describe("session browser in Chromium", () => {
     // 200% zoom of a 1280-pixel window: a 640-CSS-pixel viewport at twice the density.
     const zoomed = await browser.newContext({ viewport: { width: 640, height: 900 }, deviceScaleFactor: 2 });
     await zoomed.addCookies(await context.cookies(server.origin));
-    for (const path of ["/", `/session/${seed.dockerRoot}`, "/usage"]) {
+    for (const [path, content, name] of [
+      ["/", ".session-item", "sessions-zoom-200"],
+      [`/session/${seed.dockerRoot}`, ".message", "conversation-zoom-200"],
+      ["/usage", "tbody tr", "usage-zoom-200"],
+    ] as const) {
       const page = await zoomed.newPage();
       await page.goto(`${server.origin}${path}`);
+      await page.locator(content).first().waitFor();
       await page.waitForLoadState("networkidle");
-      const overflow = await page.evaluate(
-        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-      );
-      expect(overflow, path).toBeLessThanOrEqual(0);
-      if (path === "/") await screenshot(page, "sessions-zoom-200");
+      // Charts size themselves after the first layout: the page settles within a few frames.
+      await expect
+        .poll(
+          () =>
+            page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+          {
+            message: path,
+            timeout: 5000,
+          },
+        )
+        .toBeLessThanOrEqual(0);
+      await screenshot(page, name);
       await page.close();
     }
     await zoomed.close();
