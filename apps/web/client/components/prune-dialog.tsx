@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
+import { ChoiceSelect } from "./choice-select.js";
 import { ConfirmDialog } from "./confirm-dialog.js";
 import { ErrorNote } from "./error-note.js";
 
@@ -41,17 +42,13 @@ export function PruneDialog({ sources, onPruned }: { sources: string[]; onPruned
           Older than (days)
           <input type="number" min={1} value={days} onInput={(e) => setDays(Number(e.currentTarget.value))} />
         </label>
-        <label>
-          Source
-          <select value={source} onChange={(e) => setSource(e.currentTarget.value)}>
-            <option value="">Every source</option>
-            {sources.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ChoiceSelect
+          label="Source"
+          anyLabel="Every source"
+          value={source}
+          choices={sources}
+          onChange={setSource}
+        />
         <ErrorNote error={error} />
       </ConfirmDialog>
     </>

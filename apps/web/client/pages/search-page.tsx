@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
 import { api, type SearchHit } from "../api.js";
+import { ChoiceSelect } from "../components/choice-select.js";
 import { ErrorNote } from "../components/error-note.js";
 import { onListKeys } from "../components/session-item.js";
 import { formatTime, isoTime } from "../format.js";
@@ -126,17 +127,13 @@ export function SearchPage() {
             <option value="tool">tool</option>
           </select>
         </label>
-        <label>
-          Source
-          <select value={source} onChange={(e) => go({ source: e.currentTarget.value })}>
-            <option value="">All sources</option>
-            {sources.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ChoiceSelect
+          label="Source"
+          anyLabel="All sources"
+          value={source}
+          choices={sources}
+          onChange={(v) => go({ source: v })}
+        />
         <button type="submit">Search</button>
       </form>
       <ErrorNote error={error} />

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
 import { api, type SessionFilters, type SessionPageRow, WRITABLE } from "../api.js";
+import { ChoiceSelect } from "../components/choice-select.js";
 import { ErrorNote } from "../components/error-note.js";
 import { PruneDialog } from "../components/prune-dialog.js";
 import { onListKeys, SessionItem } from "../components/session-item.js";
@@ -112,28 +113,20 @@ export function SessionsPage() {
         {WRITABLE ? <PruneDialog sources={options.sources} onPruned={loadFirst} /> : null}
       </div>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Source
-          <select value={query.source ?? ""} onChange={(e) => set({ source: e.currentTarget.value })}>
-            <option value="">All sources</option>
-            {options.sources.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Model
-          <select value={query.model ?? ""} onChange={(e) => set({ model: e.currentTarget.value })}>
-            <option value="">All models</option>
-            {options.models.map((m) => (
-              <option key={m} value={m}>
-                {m}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ChoiceSelect
+          label="Source"
+          anyLabel="All sources"
+          value={query.source ?? ""}
+          choices={options.sources}
+          onChange={(v) => set({ source: v })}
+        />
+        <ChoiceSelect
+          label="Model"
+          anyLabel="All models"
+          value={query.model ?? ""}
+          choices={options.models}
+          onChange={(v) => set({ model: v })}
+        />
         <label>
           Started from
           <input
