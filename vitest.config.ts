@@ -1,16 +1,23 @@
 import { defineConfig } from "vitest/config";
 
-// One project per package; tests import the packages' built `dist` (the root `test` script
-// builds first), the same code that child processes in the contention tests run.
+// One project per package (and per private test package under tests/); tests import the
+// packages' built `dist` (the root `test` script builds first), the same code that child
+// processes in the contention tests run.
 const projects = [
   ["@hermes/schema", "packages/schema"],
+  ["@hermes/core", "packages/core"],
   ["@hermes/search", "packages/search"],
   ["@hermes/store", "packages/store"],
   ["@hermes/postgres", "packages/postgres"],
+  ["@hermes/conformance", "packages/conformance"],
   ["@hermes/web", "apps/web"],
   ["@hermes/cli", "apps/cli"],
   ["@hermes/bench", "apps/bench"],
+  ["@hermes/differential", "tests/differential"],
 ] as const;
+
+/** Projects whose tests need a PostgreSQL server: each starts one for all its tests. */
+const NEEDS_POSTGRES: ReadonlySet<string> = new Set(["@hermes/postgres", "@hermes/differential"]);
 
 export default defineConfig({
   test: {
@@ -22,8 +29,8 @@ export default defineConfig({
         name,
         root,
         include: ["test/**/*.test.ts"],
-        // The PostgreSQL project starts one throwaway server for all its tests.
-        ...(name === "@hermes/postgres" ? { globalSetup: ["test/global-setup.ts"] } : {}),
+        // `providePgServer` of @hermes/postgres/testing: HERMES_PG_URL or a throwaway cluster.
+        ...(NEEDS_POSTGRES.has(name) ? { globalSetup: ["test/global-setup.ts"] } : {}),
         // Type-level tests (`*.test-d.ts`, checked by tsc) where a package has them.
         ...(name === "@hermes/schema"
           ? { typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "tsconfig.test.json" } }

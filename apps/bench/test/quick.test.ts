@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +14,7 @@ const SCENARIOS = [
   "contention",
   "resume",
   "list",
+  "change-feed",
   "search",
   "export",
   "fork",
@@ -35,6 +36,8 @@ describe("pnpm bench --quick", () => {
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain("| scenario | case |");
     expect(existsSync(join(out, "summary.md"))).toBe(true);
+    // The generator builds each data file under a temporary name: nothing of it stays behind.
+    expect(readdirSync(join(root, "data")).filter((name) => name.includes(".tmp-"))).toEqual([]);
     for (const name of SCENARIOS) {
       const report = JSON.parse(readFileSync(join(out, `${name}.json`), "utf8"));
       expect(report.scenario).toBe(name);

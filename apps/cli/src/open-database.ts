@@ -1,15 +1,11 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { openPostgresSessionStore } from "@hermes/postgres";
+import type { SessionStore } from "@hermes/core";
 import { SCHEMA_VERSION } from "@hermes/schema";
-import {
-  type OpenSessionStoreOptions,
-  openSessionStore,
-  resolveStatePath,
-  type SessionStoreApi,
-} from "@hermes/store";
+import { type OpenSessionStoreOptions, openSessionStore, resolveStatePath } from "@hermes/store";
 import Database from "better-sqlite3";
 import { CliError } from "./cli-error.js";
 import type { GlobalOptions } from "./global-options.js";
+import { loadPostgres } from "./load-postgres.js";
 
 /** Where the database is and how the path was chosen (for "not found" messages). */
 export interface DatabaseLocation {
@@ -78,7 +74,7 @@ export function peekSchemaVersion(path: string): number | null {
 export async function openExisting(
   options: GlobalOptions,
   extra: Omit<OpenSessionStoreOptions, "path"> = {},
-): Promise<SessionStoreApi> {
+): Promise<SessionStore> {
   const location = locateDatabase(options);
   if (isPostgresUrl(location.path)) return openPostgres(location.path);
   requireExisting(location);
@@ -96,7 +92,7 @@ export async function openExisting(
 export async function openOrCreate(
   options: GlobalOptions,
   extra: Omit<OpenSessionStoreOptions, "path"> = {},
-): Promise<SessionStoreApi> {
+): Promise<SessionStore> {
   const location = locateDatabase(options);
   if (isPostgresUrl(location.path)) return openPostgres(location.path);
   if (existsSync(location.path)) return openExisting(options, extra);
@@ -104,10 +100,7 @@ export async function openOrCreate(
 }
 
 /** Runs `fn` with an open store and always closes it. */
-export async function withStore<T>(
-  store: SessionStoreApi,
-  fn: (store: SessionStoreApi) => Promise<T>,
-): Promise<T> {
+export async function withStore<T>(store: SessionStore, fn: (store: SessionStore) => Promise<T>): Promise<T> {
   try {
     return await fn(store);
   } finally {
@@ -121,10 +114,11 @@ export function isPostgresUrl(db: string): boolean {
 }
 
 /** Opens the PostgreSQL store named by a connection URL (`?schema=` picks a schema). */
-export async function openPostgres(url: string): Promise<SessionStoreApi> {
+export async function openPostgres(url: string): Promise<SessionStore> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get("schema") ?? undefined;
   parsed.searchParams.delete("schema");
+  const { openPostgresSessionStore } = await loadPostgres();
   try {
     return await openPostgresSessionStore({ connectionString: parsed.toString(), schema });
   } catch (error) {

@@ -1,3 +1,4 @@
+import { Option } from "commander";
 import { usageError } from "./cli-error.js";
 
 /** Parses a non-negative integer option (`--limit 20`); commander passes the raw text. */
@@ -27,6 +28,36 @@ export function collectList(value: string, previous: string[] | undefined): stri
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
   return [...(previous ?? []), ...items];
+}
+
+/**
+ * A repeatable, comma-separated list option whose items must be among `allowed`
+ * (`--role user,tool`): anything else is a usage error that lists the choices.
+ */
+export function collectChoices(
+  name: string,
+  allowed: readonly string[],
+): (value: string, previous: string[] | undefined) => string[] {
+  return (value, previous) => {
+    const items = collectList(value, undefined);
+    const bad = items.filter((i) => !allowed.includes(i));
+    if (bad.length > 0 || items.length === 0) {
+      throw usageError(`${name} must be one of ${allowed.join(", ")} (comma-separated), got '${value}'`);
+    }
+    return [...(previous ?? []), ...items];
+  };
+}
+
+/**
+ * A repeatable, comma-separated list option of `allowed` values ({@link collectChoices});
+ * the choices are also listed for help and shell completion.
+ */
+export function choiceListOption(flags: string, description: string, allowed: readonly string[]): Option {
+  const option = new Option(flags, description).argParser(
+    collectChoices(flags.replace(/^.*(--[\w-]+).*$/, "$1"), allowed),
+  );
+  option.argChoices = [...allowed];
+  return option;
 }
 
 /** Parses a date option: `YYYY-MM-DD`, an ISO timestamp, or a number of days ago (`7d`). */

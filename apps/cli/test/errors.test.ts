@@ -1,7 +1,7 @@
-import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, cliOn, copyOfSample, fingerprint, oneErrorLine, tempDir } from "./helpers/cli.js";
+import { CLI_MAIN, cli, cliOn, copyOfSample, fingerprint, oneErrorLine, tempDir } from "./helpers/cli.js";
 
 describe("errors: one line on stderr, a non-zero exit code", { timeout: 240_000 }, () => {
   it("an unknown session suggests the closest ids and titles, for every command that takes one", () => {
@@ -33,6 +33,51 @@ describe("errors: one line on stderr, a non-zero exit code", { timeout: 240_000 
     expect(fingerprint(db)).toBe(before);
   });
 
+  it("an ambiguous prefix says it is ambiguous and lists candidates, newest first", () => {
+    const db = copyOfSample();
+    const r = cliOn(db, ["show", "2026"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(oneErrorLine(r)).toBe(
+      "error: '2026' is ambiguous: 13 sessions start with it (give more of the id); did you mean " +
+        "20260106_000000_cron, 20260106_000000_homeassistant, 20260106_000000_matrix, " +
+        "20260106_000000_signal, 20260106_000000_acp (+8 more)?",
+    );
+    for (const args of [
+      ["export", "2026"],
+      ["title", "2026"],
+      ["fork", "2026"],
+      ["delete", "2026", "--yes"],
+    ]) {
+      expect(oneErrorLine(cliOn(db, args)), args.join(" ")).toMatch(
+        /^error: '2026' is ambiguous: 13 sessions/,
+      );
+    }
+  });
+
+  it("a search that only excludes is a usage error that says why; one that excludes never returns the excluded", () => {
+    const db = copyOfSample();
+    for (const q of ["NOT docker", "NOT 记忆断裂", "deploy OR NOT docker"]) {
+      const r = cliOn(db, ["search", q]);
+      expect(r.code, q).toBe(2);
+      expect(oneErrorLine(r)).toBe(
+        `error: The search query '${q}' only excludes: a NOT needs words to find before it ` +
+          "(e.g. 'deploy NOT docker'; 'a OR NOT b' cannot be searched)",
+      );
+    }
+    const hits = (q: string) =>
+      (JSON.parse(cliOn(db, ["search", q, "--json", "--limit", "100"]).stdout) as Array<{ id: number }>).map(
+        (h) => h.id,
+      );
+    const docker = hits("docker");
+    const build = hits("build");
+    expect(docker.length).toBeGreaterThan(0);
+    const without = hits("NOT docker build");
+    expect(without.length).toBeGreaterThan(0);
+    expect(without.filter((id) => docker.includes(id))).toEqual([]);
+    expect(without.every((id) => build.includes(id))).toBe(true);
+  });
+
   it("bad flags, bad values and unknown commands are usage errors (exit 2)", () => {
     const db = copyOfSample();
     for (const args of [
@@ -46,6 +91,11 @@ describe("errors: one line on stderr, a non-zero exit code", { timeout: 240_000 
       ["show"],
       ["search"],
       ["export", "--since", "not a date"],
+      ["search", "docker", "--role", "bogus"],
+      ["search", "docker", "--role", "user,bogus"],
+      ["search", "docker", "-r", ""],
+      ["list", "--json", "--csv"],
+      ["stats", "--tsv", "--json"],
     ]) {
       const r = cliOn(db, args);
       expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(2);
@@ -123,6 +173,12 @@ describe("errors: one line on stderr, a non-zero exit code", { timeout: 240_000 
       expect(help.stdout).toContain(c);
     }
     expect(cli(["search", "--help"]).stdout).toContain("--exclude-source");
-    expect(cli(["--version"]).code).toBe(0);
+    const version = cli(["--version"]);
+    expect(version.code).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(dirname(CLI_MAIN), "..", "package.json"), "utf8")) as {
+      version: string;
+    };
+    expect(version.stdout).toBe(`${pkg.version}\n`);
+    expect(pkg.version).not.toBe("0.0.0");
   });
 });

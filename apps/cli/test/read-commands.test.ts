@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import { cliOn, copyOfSample, fingerprint, SAMPLE_DB } from "./helpers/cli.js";
 
@@ -69,6 +70,117 @@ describe("read commands on the reference's sample file", { timeout: 240_000 }, (
     expect(page.map((s) => s.id)).toEqual(["20260106_000000_homeassistant", "20260106_000000_matrix"]);
     expect(page[0]!.preview).toBe("universal search test from homeassistant");
     expect(typeof page[0]!.last_active).toBe("number");
+  });
+
+  it("source filters take the same forms everywhere: repeated, comma-separated, excluded", () => {
+    type Row = { id: string; source: string };
+    const ids = (args: string[]) =>
+      (JSON.parse(readOnly(args).stdout) as Row[]).map((r) => `${r.source}:${r.id}`).sort();
+    const comma = ids(["list", "--json", "--all", "--limit", "100", "--source", "cli,cron"]);
+    expect(ids(["list", "--json", "--all", "--limit", "100", "-s", "cli", "-s", "cron"])).toEqual(comma);
+    const cli = ids(["list", "--json", "--all", "--limit", "100", "--source", "cli"]);
+    const cron = ids(["list", "--json", "--all", "--limit", "100", "--source", "cron"]);
+    expect(cli.length).toBeGreaterThan(1);
+    expect(cron.length).toBeGreaterThan(0);
+    expect(comma).toEqual([...cli, ...cron].sort());
+    const all = ids(["list", "--json", "--all", "--limit", "100"]);
+    expect(ids(["list", "--json", "--all", "--limit", "100", "--exclude-source", "cli,cron"])).toEqual(
+      all.filter((r) => !comma.includes(r)),
+    );
+    expect(readOnly(["list", "--source", "cli", "--exclude-source", "cli"]).stdout).toBe("No sessions.\n");
+    // stats and export take the same list.
+    const stats = JSON.parse(readOnly(["stats", "--json", "--source", "cli,cron"]).stdout) as {
+      sessions: number;
+    };
+    expect(stats.sessions).toBe(comma.length);
+    const bySource = JSON.parse(
+      readOnly(["stats", "--json", "--by", "source", "-s", "cli", "-s", "cron"]).stdout,
+    ) as Array<{
+      group: string;
+    }>;
+    expect(bySource.map((r) => r.group)).toEqual(["cli", "cron"]);
+    const exported = readOnly(["export", "--source", "cli,cron"]).stdout.trimEnd().split("\n").slice(1);
+    expect(
+      exported
+        .map((l) => {
+          const s = JSON.parse(l) as Row;
+          return `${s.source}:${s.id}`;
+        })
+        .sort(),
+    ).toEqual(comma);
+  });
+
+  it("list, search and stats print CSV and TSV: a header row, then the rows --json prints", () => {
+    type Json = Record<string, unknown>;
+    const same = (args: string[], key: string, fields: string[]) => {
+      const json = JSON.parse(readOnly([...args, "--json"]).stdout) as Json[];
+      for (const format of ["--csv", "--tsv"]) {
+        const text = readOnly([...args, format]).stdout;
+        const records = parse(text, {
+          columns: true,
+          delimiter: format === "--csv" ? "," : "\t",
+          quote: format === "--csv" ? '"' : false,
+        }) as Array<Record<string, string>>;
+        expect(records.length, `${args.join(" ")} ${format}`).toBe(json.length);
+        records.forEach((r, i) => {
+          for (const f of fields) {
+            const v = json[i]![f];
+            expect(r[f], `${format} ${f}`).toBe(
+              v === null || v === undefined
+                ? ""
+                : format === "--tsv"
+                  ? String(v).replace(/[\t\r\n]+/g, " ")
+                  : String(v),
+            );
+          }
+          expect(r[key]).toBe(String(json[i]![key]));
+        });
+      }
+    };
+    same(["list", "--all", "--limit", "100"], "id", [
+      "title",
+      "source",
+      "started_at",
+      "message_count",
+      "preview",
+    ]);
+    same(["search", "docker", "--limit", "50"], "id", [
+      "session_id",
+      "role",
+      "snippet",
+      "title",
+      "timestamp",
+    ]);
+    same(["stats", "--by", "model"], "group", ["sessions", "messages", "input_tokens", "estimated_cost_usd"]);
+  });
+
+  it("started_at is the session's own start in every listing; a projected chain adds chain_started_at", () => {
+    type Row = { id: string; started_at: number; chain_started_at?: number; _lineage_root_id?: string };
+    const top = JSON.parse(readOnly(["list", "--json", "--limit", "100"]).stdout) as Row[];
+    const all = new Map(
+      (JSON.parse(readOnly(["list", "--json", "--all", "--limit", "100"]).stdout) as Row[]).map((r) => [
+        r.id,
+        r,
+      ]),
+    );
+    for (const row of top) expect(row.started_at, row.id).toBe(all.get(row.id)!.started_at);
+    const tip = top.find((r) => r.id === "20260101_093000_cli002")!;
+    expect(tip._lineage_root_id).toBe("20260101_090000_cli001");
+    expect(tip.chain_started_at).toBe(all.get("20260101_090000_cli001")!.started_at);
+    expect(tip.chain_started_at).toBeLessThan(tip.started_at);
+    expect(top.filter((r) => r.chain_started_at !== undefined).map((r) => r.id)).toEqual([
+      "20260101_093000_cli002",
+    ]);
+  });
+
+  it("a hit inside a tool call is rendered as show renders the call, not as escaped JSON", () => {
+    const r = readOnly(["search", "docker", "--role", "assistant"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('    terminal({"cmd": ">>>docker<<< build ."})\n');
+    expect(r.stdout).not.toContain('\\"');
+    expect(readOnly(["show", "20260101_090000_cli001"]).stdout).toContain(
+      '→ terminal({"cmd": "docker build ."})',
+    );
   });
 
   it("show by id, by unique prefix and by title (latest of the lineage)", () => {
@@ -216,6 +328,17 @@ describe("read commands on the reference's sample file", { timeout: 240_000 }, (
     expect(next.stdout).toBe("Fix Docker Build #3\n");
     const fresh = readOnly(["title", "--next", "Brand new", "--json"]);
     expect(JSON.parse(fresh.stdout)).toEqual({ base: "Brand new", next: "Brand new" });
+    // No title: nothing on stdout (for scripts), the hint on stderr.
+    const untitled = readOnly(["title", "20260104_100500_cli004"]);
+    expect(untitled.code).toBe(0);
+    expect(untitled.stdout).toBe("");
+    expect(untitled.stderr).toBe(
+      "20260104_100500_cli004 has no title (set one: hermes-sessions title 20260104_100500_cli004 'New title')\n",
+    );
+    expect(JSON.parse(readOnly(["title", "20260104_100500_cli004", "--json"]).stdout)).toEqual({
+      id: "20260104_100500_cli004",
+      title: null,
+    });
   });
 
   it("prune --dry-run lists and deletes nothing", () => {

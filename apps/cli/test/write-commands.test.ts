@@ -1,6 +1,15 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
   CLI_MAIN,
@@ -112,11 +121,12 @@ describe("prune and delete", { timeout: 240_000 }, () => {
       json<Array<{ id: string }>>(cliOn(db.path, ["list", "--json", "--all", "--limit", "100"])).map(
         (s) => s.id,
       );
-    const no = cliInPty(["--db", db.path, "delete", db.ids.discord], "n\n");
-    expect(no.stdout).toMatch(/Delete session .* and its 4 messages\? \[y\/N\]/);
+    const no = cliInPty(["--db", db.path, "delete", db.ids.discord], "n\n", {}, { columns: 200 });
+    // The prompt (@inquirer/confirm) defaults to no.
+    expect(stripVTControlCharacters(no.stdout)).toMatch(/Delete session .* and its 4 messages\? \(y\/N\)/);
     expect(no.stdout).toContain("Nothing deleted.");
     expect(ids()).toContain(db.ids.discord);
-    const yes = cliInPty(["--db", db.path, "delete", db.ids.discord], "y\n");
+    const yes = cliInPty(["--db", db.path, "delete", db.ids.discord], "y\n", {}, { columns: 200 });
     expect(yes.stdout).toContain(`Deleted ${db.ids.discord}.`);
     expect(ids()).not.toContain(db.ids.discord);
     // Its delegated child is kept, unlinked.
@@ -158,9 +168,8 @@ describe("export and import", { timeout: 240_000 }, () => {
     expect(r.code).toBe(1);
     expect(oneErrorLine(r)).toMatch(/line 3/);
     expect(oneErrorLine(r)).toMatch(/\[IMPORT_INVALID\]$/);
-    if (existsSync(target)) {
-      expect(json<unknown[]>(cliOn(target, ["list", "--json", "--all"]))).toEqual([]);
-    }
+    // Nothing from the file is written, and no database or sidecar is left behind.
+    expect(readdirSync(dir)).toEqual(["bad.jsonl"]);
     // --skip-invalid imports the good line and lists the bad one.
     const skipped = cliOn(target, ["import", file, "--skip-invalid"]);
     expect(skipped.code, skipped.stderr).toBe(0);
@@ -227,5 +236,46 @@ describe("export and import", { timeout: 240_000 }, () => {
     expect(cliOn(sample, ["export", "--out", jsonl]).code).toBe(0);
     const r = cliOn(join(dir, "copy.db"), ["import", jsonl, "--json"]);
     expect(JSON.parse(r.stdout)).toMatchObject({ sessionsImported: 13, messagesImported: 109 });
+  });
+
+  it("what export writes, import reads: a JSON export imports like the JSONL one; a bad one leaves nothing", () => {
+    const sample = copyOfSample();
+    const dir = tempDir();
+    const jsonFile = join(dir, "all.json");
+    expect(cliOn(sample, ["export", "--format", "json", "--out", jsonFile]).code).toBe(0);
+    const fromJson = join(dir, "from-json.db");
+    const r = cliOn(fromJson, ["import", jsonFile, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      sessionsImported: 13,
+      messagesImported: 109,
+      sessionsUnchanged: 0,
+    });
+    // The same content as the original: their JSONL exports match (the header's time aside).
+    expect(cliOn(fromJson, ["export"]).stdout.split("\n").slice(1)).toEqual(
+      cliOn(sample, ["export"]).stdout.split("\n").slice(1),
+    );
+    expect(JSON.parse(cliOn(fromJson, ["import", jsonFile, "--json"]).stdout)).toMatchObject({
+      sessionsUnchanged: 13,
+    });
+    // A pretty-printed JSON array (edited by hand) is read too.
+    const pretty = join(dir, "pretty.json");
+    writeFileSync(pretty, JSON.stringify(JSON.parse(readFileSync(jsonFile, "utf8")), null, 2));
+    expect(JSON.parse(cliOn(join(dir, "from-pretty.db"), ["import", pretty, "--json"]).stdout)).toMatchObject(
+      {
+        sessionsImported: 13,
+      },
+    );
+    // A broken JSON export is refused in one line, and leaves no database or sidecar behind.
+    const broken = join(dir, "broken.json");
+    writeFileSync(
+      broken,
+      readFileSync(jsonFile, "utf8").replace(/\n\{"id":"20260102[^\n]*/, '\n{"id": "cut'),
+    );
+    const before = readdirSync(dir).sort();
+    const bad = cliOn(join(dir, "never.db"), ["import", broken]);
+    expect(bad.code).toBe(1);
+    expect(oneErrorLine(bad)).toMatch(/^error: Cannot import .*broken\.json: line \d+ is not valid JSON/);
+    expect(readdirSync(dir).sort()).toEqual(before);
   });
 });

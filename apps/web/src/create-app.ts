@@ -1,4 +1,4 @@
-import type { SessionStoreApi } from "@hermes/store";
+import type { SessionStore } from "@hermes/core";
 import { Hono } from "hono";
 import { compress } from "hono/compress";
 import { errorResponse } from "./api/api-error.js";
@@ -15,7 +15,7 @@ import { securityHeaders } from "./security/security-headers.js";
 
 /** What the app needs: the store, its secrets and what it may do. */
 export interface WebAppOptions {
-  store: SessionStoreApi;
+  store: SessionStore;
   /** The access token every request must carry (query once, then cookie). */
   token: string;
   /** The token writes must echo (served in the page). */

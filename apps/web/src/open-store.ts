@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
-import { openSessionStore, resolveStatePath, type SessionStoreApi } from "@hermes/store";
+import type { SessionStore } from "@hermes/core";
+import { openSessionStore, resolveStatePath } from "@hermes/store";
 import { WebServerError } from "./web-server-error.js";
 
 /** Where the browser reads from and whether it may write. */
@@ -19,7 +20,7 @@ export function isPostgresUrl(db: string): boolean {
  * Opens the store the browser serves: the one place the server opens a database. A file must
  * exist (serving never creates one).
  */
-export async function openServedStore(target: ServedDatabase): Promise<SessionStoreApi> {
+export async function openServedStore(target: ServedDatabase): Promise<SessionStore> {
   const db = target.db ?? resolveStatePath();
   if (isPostgresUrl(db)) return openPostgres(db);
   let isFile = false;
@@ -32,7 +33,7 @@ export async function openServedStore(target: ServedDatabase): Promise<SessionSt
   return openSessionStore({ path: db });
 }
 
-async function openPostgres(url: string): Promise<SessionStoreApi> {
+async function openPostgres(url: string): Promise<SessionStore> {
   // Loaded on demand: a user of the embedded store never installs the PostgreSQL driver.
   let adapter: typeof import("@hermes/postgres");
   try {

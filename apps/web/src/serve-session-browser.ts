@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import type { SessionStoreApi } from "@hermes/store";
+import type { SessionStore } from "@hermes/core";
 import { serve } from "@hono/node-server";
 import { createWebApp } from "./create-app.js";
 import { type ChangeFeed, pollingChangeFeed } from "./live/change-feed.js";
@@ -25,7 +25,7 @@ export interface ServeOptions {
   /** How often the Live view's change check runs, in ms (default 1000). */
   liveIntervalMs?: number;
   /** Serve this store instead of opening `db` (it is not closed by `close()`). */
-  store?: SessionStoreApi;
+  store?: SessionStore;
 }
 
 /** A running session browser. */

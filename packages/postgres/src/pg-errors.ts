@@ -1,4 +1,4 @@
-import { HermesStoreError, InvalidArgumentError, SessionNotFoundError } from "@hermes/store";
+import { BackendError, HermesStoreError, InvalidArgumentError, SessionNotFoundError } from "@hermes/core";
 
 const sqlState = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null ? ((error as { code?: unknown }).code as string) : undefined;
@@ -9,7 +9,10 @@ export function isRetryable(error: unknown): boolean {
   return code === "40001" || code === "40P01";
 }
 
-/** A PostgreSQL error as the store's typed errors where there is an equivalent. */
+/**
+ * A PostgreSQL error as the store's typed errors where there is an equivalent; any other server
+ * error (one with a SQLSTATE) as `BACKEND_ERROR`, its SQLSTATE in `backendCode`.
+ */
 export function mapPgError(error: unknown): unknown {
   if (error instanceof HermesStoreError) return error;
   const code = sqlState(error);
@@ -17,8 +20,9 @@ export function mapPgError(error: unknown): unknown {
     return new InvalidArgumentError("value", `PostgreSQL refused a value: ${(error as Error).message}`);
   }
   if (code !== undefined && /^[0-9A-Z]{5}$/.test(code)) {
-    return new HermesStoreError("SQLITE_ERROR", `PostgreSQL error ${code}: ${(error as Error).message}`, {
+    return new BackendError(`PostgreSQL error ${code}: ${(error as Error).message}`, {
       cause: error,
+      backendCode: code,
     });
   }
   return error;

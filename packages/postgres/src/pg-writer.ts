@@ -1,4 +1,4 @@
-import { StoreBusyError } from "@hermes/store";
+import { StoreBusyError } from "@hermes/core";
 import type { PgDb } from "./pg-database.js";
 import { isRetryable, mapPgError } from "./pg-errors.js";
 

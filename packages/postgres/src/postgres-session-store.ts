@@ -1,5 +1,3 @@
-import type { SessionRow } from "@hermes/schema";
-import type { SearchIndexProgress, SearchIndexReport } from "@hermes/search";
 import {
   type AnthropicConversation,
   type AppendMessageInput,
@@ -25,8 +23,10 @@ import {
   type MessagePageOptions,
   type MessageRow,
   nonNegativeInt,
-  options,
+  optionsObject,
   type PortableSession,
+  type PostgresBackendInfo,
+  type PostgresStoreStats,
   type RichSessionRow,
   requireId,
   type SearchHit,
@@ -34,14 +34,15 @@ import {
   type SessionExport,
   type SessionPage,
   type SessionPageOptions,
-  type SessionStoreApi,
+  type SessionStore,
   type SessionWithLastActive,
   StoreClosedError,
-  type StoreStats,
   type UpdateTokenCountsInput,
   type UsageStatsOptions,
   type UsageStatsRow,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { SessionRow } from "@hermes/schema";
+import type { SearchIndexProgress, SearchIndexReport } from "@hermes/search";
 import { sql } from "kysely";
 import pg from "pg";
 import * as conversation from "./operations/conversation.js";
@@ -78,19 +79,20 @@ export interface OpenPostgresSessionStoreOptions {
 }
 
 /**
- * The session store on PostgreSQL: every method of `@hermes/store`'s `SessionStore`, with the
- * same rows, values and errors. Open it with {@link openPostgresSessionStore}.
+ * The session store on PostgreSQL: `SessionStore` of `@hermes/core`, with the same rows, values
+ * and errors as the SQLite store. Open it with {@link openPostgresSessionStore}.
  *
  * Each method checks its arguments and runs one operation of `operations/` or `portable/`
  * (the same files as the SQLite store's) on a {@link PgStoreContext}: reads on the pool,
  * writes one transaction each through the store's FIFO writer.
  */
-export class PostgresSessionStore implements SessionStoreApi {
+export class PostgresSessionStore implements SessionStore {
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   readonly #db: PgDb;
   readonly #writer: PgWriter;
   readonly #migration: PgMigrationReport;
+  readonly #backend: PostgresBackendInfo;
   readonly #ctx: PgStoreContext;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -103,6 +105,7 @@ export class PostgresSessionStore implements SessionStoreApi {
     db: PgDb,
     deadlineMs: number,
     migration: PgMigrationReport,
+    backend: PostgresBackendInfo,
     clock: () => number,
   ) {
     this.#pool = pool;
@@ -110,6 +113,7 @@ export class PostgresSessionStore implements SessionStoreApi {
     this.#db = db;
     this.#writer = new PgWriter(db, deadlineMs);
     this.#migration = migration;
+    this.#backend = backend;
     this.#ctx = {
       db,
       now: clock,
@@ -122,9 +126,9 @@ export class PostgresSessionStore implements SessionStoreApi {
     };
   }
 
-  /** Where the data lives (a PostgreSQL server), for messages. */
-  get path(): string {
-    return "postgresql";
+  /** What the store runs on: `kind: "postgres"`, the schema that holds its tables, the server's version. */
+  get backend(): PostgresBackendInfo {
+    return this.#backend;
   }
 
   /** What opening did to the schema. */
@@ -214,7 +218,7 @@ export class PostgresSessionStore implements SessionStoreApi {
   }): Promise<SessionWithLastActive[]> {
     return listing.searchSessions(this.#ctx, o);
   }
-  /** Sessions for a picker with `last_active` and `preview` (see `@hermes/store`). */
+  /** Sessions for a picker with `last_active` and `preview` (see `SessionStore` of `@hermes/core`). */
   async listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]> {
     return listing.listSessionsRich(this.#ctx, o);
   }
@@ -382,11 +386,11 @@ export class PostgresSessionStore implements SessionStoreApi {
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
     return portable.getLineage(this.#ctx, id, o);
   }
-  /** A page of sessions, most recently active chain first (see `@hermes/store`). */
+  /** A page of sessions, most recently active chain first, with filters and a cursor to the next page. */
   async listSessionPage(o?: SessionPageOptions): Promise<SessionPage> {
     return portable.listSessionPage(this.#ctx, o);
   }
-  /** A page of a session's messages with the counts before and after it (see `@hermes/store`). */
+  /** A page of a session's messages: the first or last, around a message, or before/after one. */
   async getMessagePage(sessionId: string, o?: MessagePageOptions): Promise<MessagePage> {
     return portable.getMessagePage(this.#ctx, sessionId, o);
   }
@@ -410,26 +414,18 @@ export class PostgresSessionStore implements SessionStoreApi {
   // Lifecycle -------------------------------------------------------------------------------
 
   /**
-   * Counters of the write path, in the SQLite store's shape: every transaction holds one write
-   * (no group commit: the server commits concurrent transactions itself), and there is no WAL
-   * file or cross-process queue of writers, so the checkpoint, WAL and hand-off fields stay 0.
+   * Counters of the write path (`backend: "postgres"`, the write counters of `@hermes/core`):
+   * every transaction holds one write (no group commit: the server commits concurrent
+   * transactions itself).
    */
-  stats(): StoreStats {
+  stats(): PostgresStoreStats {
     const w = this.#writer.stats;
     return {
+      backend: "postgres",
       ...w,
       groupsCommitted: w.writes,
       writesPerGroupMean: w.writes > 0 ? 1 : 0,
       writesPerGroupMax: w.writes > 0 ? 1 : 0,
-      checkpoints: 0,
-      handoffs: 0,
-      deferrals: 0,
-      sharedWrites: 0,
-      servedWrites: 0,
-      walRestarts: 0,
-      walEscalations: 0,
-      walBytesMax: 0,
-      walBytes: 0,
     };
   }
 
@@ -447,6 +443,13 @@ export class PostgresSessionStore implements SessionStoreApi {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
+}
+
+/** The schema the pool's connections use (their `search_path`'s first) and the server's version. */
+async function backendInfo(db: PgDb): Promise<PostgresBackendInfo> {
+  const { rows } = await sql<{ schema: string; version: string }>`
+    SELECT current_schema() AS schema, current_setting('server_version') AS version`.execute(db);
+  return Object.freeze({ kind: "postgres", schema: rows[0]!.schema, serverVersion: rows[0]!.version });
 }
 
 /** Validates a schema name (an SQL identifier we create and quote). */
@@ -468,7 +471,7 @@ function schemaName(value: unknown): string {
 export async function openPostgresSessionStore(
   o: OpenPostgresSessionStoreOptions,
 ): Promise<PostgresSessionStore> {
-  const opts = options("options", o);
+  const opts = optionsObject("options", o);
   const deadlineMs = opts.writeDeadlineMs ?? 30_000;
   if (typeof deadlineMs !== "number" || !Number.isFinite(deadlineMs) || deadlineMs < 0) {
     throw new InvalidArgumentError("writeDeadlineMs", "writeDeadlineMs must be a non-negative number");
@@ -519,6 +522,7 @@ export async function openPostgresSessionStore(
       db,
       deadlineMs,
       migration,
+      await backendInfo(db),
       opts.clock ?? (() => Date.now() / 1000),
     );
   } catch (error) {

@@ -1,8 +1,8 @@
-import type { MessagesTable, SessionsTable } from "@hermes/schema";
 import {
   MESSAGE_COLUMNS as MESSAGE_COLUMN_SPECS,
   SESSION_COLUMNS as SESSION_COLUMN_SPECS,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { MessagesTable, SessionsTable } from "@hermes/schema";
 
 /** The columns of `sessions`, in the table's order (what `getSession` returns). */
 export const SESSION_COLUMNS = SESSION_COLUMN_SPECS.map((c) => c.name as keyof SessionsTable);

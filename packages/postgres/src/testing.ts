@@ -136,3 +136,38 @@ export async function startPgCluster(o: PgClusterOptions = {}): Promise<PgCluste
     },
   };
 }
+
+/** What {@link providePgServer} hands to a test project's tests (vitest's `inject(key)`). */
+export interface PgTestContext {
+  /** Connection string of the server, or `""` when none could be started. */
+  pgConnectionString: string;
+  /** Why there is no server (`""` when there is one). */
+  pgUnavailable: string;
+}
+
+/**
+ * A vitest global setup (`export default providePgServer`) for tests that need a server:
+ * `HERMES_PG_URL` when set, else a throwaway cluster ({@link startPgCluster}) for the whole
+ * project, stopped by the returned teardown. Without server binaries the tests get
+ * `pgConnectionString: ""` and the reason in `pgUnavailable`.
+ */
+export async function providePgServer(project: {
+  provide(key: keyof PgTestContext, value: string): void;
+}): Promise<() => void> {
+  let cluster: PgCluster | undefined;
+  let context: PgTestContext;
+  if (process.env.HERMES_PG_URL) {
+    context = { pgConnectionString: process.env.HERMES_PG_URL, pgUnavailable: "" };
+  } else if (findPgBin() === null) {
+    context = {
+      pgConnectionString: "",
+      pgUnavailable: "PostgreSQL server binaries not found; .ci/run installs them",
+    };
+  } else {
+    cluster = await startPgCluster();
+    context = { pgConnectionString: cluster.connectionString, pgUnavailable: "" };
+  }
+  project.provide("pgConnectionString", context.pgConnectionString);
+  project.provide("pgUnavailable", context.pgUnavailable);
+  return () => cluster?.stop();
+}

@@ -4,8 +4,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { HermesStoreError } from "@hermes/core";
 import { openPostgresSessionStore, type PostgresSessionStore } from "@hermes/postgres";
-import type { HermesStoreError } from "@hermes/store";
 import { sql } from "kysely";
 import pg from "pg";
 import { afterEach, describe, expect, inject, it } from "vitest";
@@ -153,7 +153,9 @@ describe("writes across instances", () => {
         }),
       );
       expect(tries).toBe(1);
-      expect(other.code).toBe("SQLITE_ERROR");
+      // division_by_zero: BACKEND_ERROR, the SQLSTATE in backendCode, the driver's error as cause.
+      expect(other).toMatchObject({ name: "BackendError", code: "BACKEND_ERROR", backendCode: "22012" });
+      expect(other.cause).toBeInstanceOf(pg.DatabaseError);
     } finally {
       await pool.end();
     }

@@ -38,15 +38,19 @@ export {
   v11FtsReindexStep,
 } from "./migrations/search-schema.js";
 export { newestMatchCandidates } from "./newest-first.js";
+export { planSearchWithinLimits } from "./plan-search-within-limits.js";
 export {
   compileFtsQuery,
+  ftsQueryTokens,
   ftsTerm,
   hasWordCharacter,
   lexFtsQuery,
   parseFtsQuery,
 } from "./query/compile-fts-query.js";
 export {
+  cjkQueryTokens,
   lexCjkQuery,
+  parseCjkQuery,
   planSearch,
   type RowSet,
   type SearchIndexName,
@@ -68,6 +72,11 @@ export {
   repairOperators,
 } from "./query/query-ast.js";
 export {
+  pyStrip,
+  referenceDropsLeadingNot,
+  referenceSanitizeFts5Query,
+} from "./reference-sanitize-fts5-query.js";
+export {
   firstCodePoints,
   type RunSearchOptions,
   rowSetIds,
@@ -77,7 +86,7 @@ export {
   searchContext,
   substringExcerpt,
 } from "./run-search.js";
-export { pyStrip, sanitizeFts5Query } from "./sanitize-fts5-query.js";
+export { sanitizeFts5Query } from "./sanitize-fts5-query.js";
 export {
   CJK_INDEX_CHUNK,
   catchUpCjkIndex,

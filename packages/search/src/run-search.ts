@@ -1,3 +1,4 @@
+import type { SearchContextMessage, SearchHit } from "@hermes/core";
 import type { SqlExecutor } from "@hermes/schema";
 import { CJK_INDEX_TABLE } from "./cjk-index/cjk-index.js";
 import { TRIGRAM_TABLE } from "./fts-ddl.js";
@@ -18,28 +19,8 @@ import {
   substringSearchSql,
 } from "./search-sql.js";
 
-/** One message of a hit's context. */
-export interface SearchContextMessage {
-  role: string;
-  content: string;
-}
-
-/** One search result, with the reference's keys (snake_case column names). */
-export interface SearchHit {
-  id: number;
-  session_id: string;
-  role: string;
-  /** An excerpt with the match between `>>>` and `<<<` (ranked), or 120 characters around it. */
-  snippet: string;
-  timestamp: number;
-  tool_name: string | null;
-  source: string;
-  model: string | null;
-  /** `started_at` of the hit's session. */
-  session_started: number;
-  /** Previous message of the session, the hit, next message; content cut to 200 characters. */
-  context: SearchContextMessage[];
-}
+// The hit types are the session-store contract's (`@hermes/core`), re-exported here.
+export type { SearchContextMessage, SearchHit };
 
 /** Filters and paging of {@link runSearch}. */
 export interface RunSearchOptions extends SearchFilters {

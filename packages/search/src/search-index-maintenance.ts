@@ -1,3 +1,4 @@
+import type { SearchIndexProgress, SearchIndexReport, SearchIndexStatus } from "@hermes/core";
 import type { SqlExecutor, TransactionRunner } from "@hermes/schema";
 import { objectExists } from "@hermes/schema";
 import { cjkGramDocument } from "./cjk-index/cjk-grams.js";
@@ -24,24 +25,18 @@ import {
 } from "./cjk-index/timestamp-blocks.js";
 import { FTS_TABLE, FTS_TRIGGERS, ftsTableScript, TRIGRAM_TABLE } from "./fts-ddl.js";
 
+// The report types are the session-store contract's (`@hermes/core`), re-exported here.
+export type { SearchIndexProgress, SearchIndexReport, SearchIndexStatus };
+
 /** Messages indexed per write transaction while building or catching up the short-CJK index. */
 export const CJK_INDEX_CHUNK = 2_000;
 
 /**
  * Message ids covered per write transaction while filling the timestamp blocks: one rowid
- * range read of `messages` and a `GROUP BY`. Reading 20,000 cold rows of a 1M-message file
- * took 150–400 ms on a loaded machine; 5,000 keeps the write lock well under the reference's
- * one-second retry window.
+ * range read of `messages` and a `GROUP BY`. 5,000 keeps the write lock well under the
+ * reference's one-second retry window (figures in docs/design/write-path.md).
  */
 export const TS_BLOCKS_CHUNK = 5_000;
-
-/** Progress of a long index operation. */
-export interface SearchIndexProgress {
-  /** The index being worked on (`messages_fts`, `messages_fts_trigram`, `hermes_search_cjk`). */
-  readonly index: string;
-  readonly done: number;
-  readonly total: number;
-}
 
 /**
  * Brings the short-CJK index up to date: creates it when missing (or upgrades one built by an
@@ -88,33 +83,6 @@ export async function catchUpCjkIndex(
   while (cjkQueuePending(db)) {
     await transaction("search:catch-up-cjk-index", () => drainCjkQueue(db, CJK_INDEX_CHUNK));
   }
-}
-
-/** State of one search index. */
-export interface SearchIndexStatus {
-  /** Table name. */
-  readonly name: string;
-  /** `unicode61` (words), `trigram` (substrings of 3+ characters), `short-cjk` (ours). */
-  readonly kind: "unicode61" | "trigram" | "short-cjk";
-  /**
-   * `ok`; `missing` (a reference table or trigger is gone: searches miss rows);
-   * `damaged` (FTS5's integrity check failed, or the index disagrees with `messages`);
-   * `behind` (short-CJK: changes queued, applied before its next use);
-   * `building` (short-CJK: backfill interrupted, resumed before its next use);
-   * `not-built` (short-CJK: created on first need, nothing to check).
-   */
-  readonly status: "ok" | "missing" | "damaged" | "behind" | "building" | "not-built";
-  /** What is wrong, in words. */
-  readonly detail?: string;
-  /** Short-CJK: queued changes not yet applied. */
-  readonly pending?: number;
-}
-
-/** What {@link verifySearchIndexes} found. */
-export interface SearchIndexReport {
-  /** No index is `missing` or `damaged`. */
-  readonly ok: boolean;
-  readonly indexes: SearchIndexStatus[];
 }
 
 function integrityError(db: SqlExecutor, table: string, withContent: boolean): string | null {

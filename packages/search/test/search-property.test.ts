@@ -1,5 +1,6 @@
 import {
   backfillCjkChunk,
+  containsCjk,
   createCjkIndex,
   drainCjkQueue,
   planSearch,
@@ -227,6 +228,42 @@ describe("search never fails on user input, and finds what the reference finds",
         ours(q);
       }),
       { numRuns: 50, seed: 7 },
+    );
+  });
+
+  it("a query never returns what it excludes: 2,000 generated exclusions, leading, trailing and after AND", () => {
+    const word = fc.constantFrom(...VOCAB.filter((w) => planSearch(w).kind !== "empty"));
+    const idsOf = (q: string) => new Set(ours(q).ids);
+    fc.assert(
+      fc.property(
+        fc.array(word, { minLength: 1, maxLength: 3 }),
+        word,
+        fc.constantFrom("lead", "lead-and", "trail", "and-not"),
+        (positive, negated, form) => {
+          const p = positive.join(" ");
+          const q =
+            form === "lead"
+              ? `NOT ${negated} ${p}`
+              : form === "lead-and"
+                ? `NOT ${negated} AND ${p}`
+                : form === "trail"
+                  ? `${p} NOT ${negated}`
+                  : `${p} AND NOT ${negated}`;
+          const excluded = idsOf(negated);
+          // Words are substrings in a query with CJK text: compare like with like.
+          const wanted = containsCjk(q) === containsCjk(p) ? idsOf(p) : null;
+          for (const id of ours(q).ids) {
+            if (excluded.has(id)) throw new Error(`${JSON.stringify(q)} returns ${id}, which has ${negated}`);
+            if (wanted !== null && !wanted.has(id)) {
+              throw new Error(`${JSON.stringify(q)} returns ${id}, which lacks ${p}`);
+            }
+          }
+          // Only an exclusion: no index can answer it, and the plan says so (a store refuses it).
+          expect(planSearch(`NOT ${negated}`)).toEqual({ kind: "empty", negationOnly: true });
+          expect(planSearch(`${p} OR NOT ${negated}`)).toEqual({ kind: "empty", negationOnly: true });
+        },
+      ),
+      { numRuns: 2_000, seed: 2402 },
     );
   });
 

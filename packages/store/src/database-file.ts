@@ -1,6 +1,6 @@
 import { chmodSync, linkSync, lstatSync, rmSync } from "node:fs";
+import { StoreCorruptError, UnsafePathError } from "@hermes/core";
 import type { DatabaseConnection } from "./database-connection.js";
-import { StoreCorruptError, UnsafePathError } from "./errors.js";
 import { databaseFiles } from "./file-security.js";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

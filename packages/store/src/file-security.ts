@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { UnsafePathError } from "./errors.js";
+import { UnsafePathError } from "@hermes/core";
 
 /** The database file and the sidecars SQLite creates beside it in WAL mode. */
 export function databaseFiles(path: string): string[] {

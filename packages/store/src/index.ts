@@ -1,70 +1,79 @@
-export type { SearchIndexProgress, SearchIndexReport, SearchIndexStatus } from "@hermes/search";
-export * from "./backend-kit.js";
-export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
-export {
-  HermesStoreError,
-  type HermesStoreErrorCode,
-  InvalidArgumentError,
-  SessionNotFoundError,
-  StoreBusyError,
-  StoreClosedError,
-  StoreCorruptError,
-  TitleConflictError,
-  TitleTooLongError,
-  UnsafePathError,
-} from "./errors.js";
+// The SQLite adapter (openSessionStore, the SessionStore class, resolveStatePath, the SQLite
+// version check) and, re-exported from @hermes/core so that `@hermes/store` alone serves the API
+// of API.md, the errors, title rules, formats and types a user of the SQLite store meets.
 export {
   type AnthropicContentBlock,
   type AnthropicConversation,
   type AnthropicMessage,
-  toAnthropicMessages,
-} from "./portable/anthropic-format.js";
-export type { ConversationWindow, ConversationWindowOptions } from "./portable/conversation-window.js";
-export {
+  type AppendMessageInput,
+  type AutoPruneOptions,
+  type AutoPruneResult,
+  BackendError,
+  type ConversationMessage,
+  type ConversationWindow,
+  type ConversationWindowOptions,
+  type CreateSessionInput,
+  type EnsureSessionInput,
   type ExportReport,
-  type JsonlDestination,
-  sessionsToJsonl,
-  writeJsonl,
-} from "./portable/export-jsonl.js";
-export type { ExportStreamOptions } from "./portable/export-stream.js";
-export type { ForkSessionOptions } from "./portable/fork-session.js";
-export { ImportInvalidError, type InvalidImportLine } from "./portable/import-invalid-error.js";
-export type { ImportReport, ImportSessionsOptions, ImportSource } from "./portable/import-sessions.js";
-export type { IterMessagesOptions } from "./portable/iter-messages.js";
-export {
+  type ExportStreamOptions,
+  type ForkSessionOptions,
+  HermesStoreError,
+  type HermesStoreErrorCode,
+  ImportInvalidError,
+  type ImportReport,
+  type ImportSessionsOptions,
+  type ImportSource,
+  InvalidArgumentError,
+  type InvalidImportLine,
+  type IterMessagesOptions,
   JSONL_FORMAT,
   JSONL_VERSION,
+  type JsonlDestination,
   type JsonlHeader,
+  type Lineage,
+  type LineageLinkKind,
+  type LineageNode,
+  type ListSessionsRichOptions,
+  MAX_TEXT_LENGTH,
+  MAX_TITLE_LENGTH,
+  type MessagePage,
+  type MessagePageOptions,
+  type MessageRow,
   type PortableSession,
-} from "./portable/jsonl-format.js";
-export type { Lineage, LineageLinkKind, LineageNode } from "./portable/lineage.js";
-export { type RenderableSession, sessionToMarkdown } from "./portable/markdown-format.js";
-export type { MessagePage, MessagePageOptions } from "./portable/message-page.js";
-export type { SessionPage, SessionPageOptions, SessionPageRow } from "./portable/session-page.js";
-export type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
-export { MAX_TITLE_LENGTH, sanitizeTitle } from "./sanitize-title.js";
-export {
-  type OpenSessionStoreOptions,
-  openSessionStore,
-  SessionStore,
-  type StoreStats,
-} from "./session-store.js";
+  type RenderableSession,
+  type RichSessionRow,
+  type SearchHit,
+  type SearchIndexProgress,
+  type SearchIndexReport,
+  type SearchIndexStatus,
+  type SearchMessagesOptions,
+  type SessionExport,
+  SessionNotFoundError,
+  type SessionPage,
+  type SessionPageOptions,
+  type SessionPageRow,
+  type SessionRow,
+  type SessionWithLastActive,
+  type SqliteBackendInfo,
+  type SqliteStoreStats,
+  StoreBusyError,
+  type StoreChange,
+  StoreClosedError,
+  StoreCorruptError,
+  sanitizeTitle,
+  sessionsToJsonl,
+  sessionToMarkdown,
+  TitleConflictError,
+  TitleTooLongError,
+  toAnthropicMessages,
+  UnsafePathError,
+  type UpdateTokenCountsInput,
+  type UsageStatsOptions,
+  type UsageStatsRow,
+  type WatchChangesOptions,
+  writeJsonl,
+} from "@hermes/core";
+export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
+export { type OpenSessionStoreOptions, openSessionStore } from "./open-session-store.js";
+export { SessionStore } from "./session-store.js";
 export { resolveStatePath } from "./state-path.js";
-export type {
-  AppendMessageInput,
-  AutoPruneOptions,
-  AutoPruneResult,
-  ConversationMessage,
-  CreateSessionInput,
-  EnsureSessionInput,
-  ListSessionsRichOptions,
-  MessageRow,
-  RichSessionRow,
-  SearchHit,
-  SearchMessagesOptions,
-  SessionExport,
-  SessionRow,
-  SessionWithLastActive,
-  UpdateTokenCountsInput,
-} from "./types.js";
-export type { WriteStats } from "./write-queue.js";

@@ -1,23 +1,50 @@
 import { statSync } from "node:fs";
-import {
-  composeChain,
-  coreSchema,
-  type MigrationProgress,
-  type MigrationReport,
-  runMigrations,
-} from "@hermes/schema";
-import { searchSchema } from "@hermes/search";
-import { DatabaseConnection } from "./database-connection.js";
-import {
-  createDatabaseAtomically,
-  isSupportedSqliteVersion,
-  MIN_SQLITE_VERSION,
-  preflightDatabaseFile,
-  verifyOpenedDatabase,
-} from "./database-file.js";
-import { HermesStoreError, InvalidArgumentError, StoreClosedError } from "./errors.js";
-import { ensureParentDirectory, refuseSymlinks, tightenPermissions } from "./file-security.js";
-import { HandoffQueue } from "./handoff-queue.js";
+import type {
+  AnthropicConversation,
+  AppendMessageInput,
+  AutoPruneOptions,
+  AutoPruneResult,
+  ConversationMessage,
+  ConversationWindow,
+  ConversationWindowOptions,
+  CreateSessionInput,
+  EnsureSessionInput,
+  ExportReport,
+  ExportStreamOptions,
+  ForkSessionOptions,
+  ImportReport,
+  ImportSessionsOptions,
+  ImportSource,
+  IterMessagesOptions,
+  JsonlDestination,
+  Lineage,
+  ListSessionsRichOptions,
+  MessagePage,
+  MessagePageOptions,
+  MessageRow,
+  PortableSession,
+  RichSessionRow,
+  SearchHit,
+  SearchIndexProgress,
+  SearchIndexReport,
+  SearchMessagesOptions,
+  SessionExport,
+  SessionPage,
+  SessionPageOptions,
+  SessionRow,
+  SessionStore as SessionStoreContract,
+  SessionWithLastActive,
+  SqliteBackendInfo,
+  SqliteStoreStats,
+  StoreChange,
+  UpdateTokenCountsInput,
+  UsageStatsOptions,
+  UsageStatsRow,
+  WatchChangesOptions,
+} from "@hermes/core";
+import { exportFilter, StoreClosedError } from "@hermes/core";
+import type { MigrationReport } from "@hermes/schema";
+import type { DatabaseConnection } from "./database-connection.js";
 import * as conversation from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";
@@ -25,129 +52,30 @@ import * as retention from "./operations/retention.js";
 import * as search from "./operations/search.js";
 import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
-import type { AnthropicConversation } from "./portable/anthropic-format.js";
-import type { ConversationWindow, ConversationWindowOptions } from "./portable/conversation-window.js";
-import type { ExportReport, JsonlDestination } from "./portable/export-jsonl.js";
-import type { ExportStreamOptions } from "./portable/export-stream.js";
-import type { ForkSessionOptions } from "./portable/fork-session.js";
-import type { ImportReport, ImportSessionsOptions, ImportSource } from "./portable/import-sessions.js";
-import type { IterMessagesOptions } from "./portable/iter-messages.js";
-import type { PortableSession } from "./portable/jsonl-format.js";
-import type { Lineage } from "./portable/lineage.js";
-import type { MessagePage, MessagePageOptions } from "./portable/message-page.js";
-import type { SessionPage, SessionPageOptions } from "./portable/session-page.js";
+import * as watch from "./operations/watch-changes.js";
 import * as portable from "./portable/store-methods.js";
-import type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats.js";
-import { referenceSearchIndexRepair } from "./search-index-repair.js";
-import { referenceSearchMergePacing } from "./search-merge-pacing.js";
-import { SharedCommits } from "./shared-commits.js";
-import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
-import { resolveStatePath } from "./state-path.js";
+import { mapSqliteError } from "./sqlite-errors.js";
 import type { StoreContext } from "./store-context.js";
-import type {
-  AppendMessageInput,
-  AutoPruneOptions,
-  AutoPruneResult,
-  ConversationMessage,
-  CreateSessionInput,
-  EnsureSessionInput,
-  ListSessionsRichOptions,
-  MessageRow,
-  RichSessionRow,
-  SearchHit,
-  SearchMessagesOptions,
-  SessionExport,
-  SessionRow,
-  SessionWithLastActive,
-  UpdateTokenCountsInput,
-} from "./types.js";
-import { DEFAULT_WRITE_POLICY, WriteQueue, type WriteStats } from "./write-queue.js";
-
-/** Options of {@link openSessionStore}. */
-export interface OpenSessionStoreOptions {
-  /** Database file; default `resolveStatePath()`. The parent directory is created (0700). */
-  path?: string;
-  /** Total patience of one write under contention, in ms (default 30 000), then `STORE_BUSY`. */
-  writeDeadlineMs?: number;
-  /**
-   * SQLite's own busy handler, in ms (default 5). Kept short because better-sqlite3 waits
-   * synchronously, freezing the event loop; longer waits happen between attempts, on timers.
-   */
-  busyTimeoutMs?: number;
-  /** Durability (default `FULL`, as the reference). `NORMAL` may lose the last commits on power loss. */
-  synchronous?: "OFF" | "NORMAL" | "FULL" | "EXTRA";
-  /**
-   * PASSIVE checkpoint after this many committed write transactions (default 50, as the
-   * reference, where each write is one transaction; a group commit counts once).
-   */
-  checkpointEvery?: number;
-  /** `journal_size_limit` in bytes (default 16 MiB): the WAL is truncated to this after a reset. */
-  journalSizeLimit?: number;
-  /**
-   * Group commit: the most writes of this process committed together in one transaction
-   * (default 64). Writes that arrive while a transaction commits share the next one, each in its
-   * own savepoint; `1` gives one transaction per write.
-   */
-  maxGroupSize?: number;
-  /**
-   * WAL size in bytes (default 32 MiB) above which checkpoints escalate from PASSIVE to TRUNCATE,
-   * holding this process's writes back briefly so readers with old snapshots let go of the WAL.
-   */
-  walMaxBytes?: number;
-  /**
-   * Writers of several processes take turns at the write lock in arrival order (default
-   * `true`): a small queue file in `<path>-writers/` records who waits, and each commit wakes the
-   * oldest waiter. `false`: every write races for the lock on its own timers (the last process
-   * to commit then tends to win again, and the others wait longer).
-   */
-  fairWrites?: boolean;
-  /**
-   * With `fairWrites`, appends that wait for the lock are posted for the process holding it,
-   * which commits them in its own transaction with one WAL sync for all (default `true`): group
-   * commit across processes. Each append is applied once, in call order per process; a receipt
-   * in the table `hermes_write_receipts`, written in the same transaction, tells its owner.
-   * `false`: each process commits its own writes.
-   */
-  shareCommits?: boolean;
-  /** Progress of a long upgrade (an old file's search index backfill). */
-  onMigrationProgress?: (progress: MigrationProgress) => void;
-  /**
-   * How long opening waits, in ms, while another process upgrades the same old file
-   * (default 600 000: re-indexing a million messages takes minutes), then `STORE_BUSY`.
-   */
-  migrationDeadlineMs?: number;
-  /**
-   * Open even when the SQLite linked into better-sqlite3 is older than 3.51.3 (which has a
-   * WAL-reset bug that can corrupt a database written by several processes). Default `false`:
-   * such a SQLite is refused with `UNSUPPORTED_SQLITE`.
-   */
-  allowUnsupportedSqlite?: boolean;
-  /** Clock in Unix epoch seconds; for tests. */
-  clock?: () => number;
-}
-
-const MIGRATION_CHAIN = composeChain(coreSchema, searchSchema);
-const DEFAULT_MIGRATION_DEADLINE_MS = 600_000;
-
-/** Statistics of one store, for monitoring. */
-export interface StoreStats extends WriteStats {
-  /** Current size of the `-wal` file, in bytes. */
-  walBytes: number;
-}
+import type { HandoffQueue } from "./write/handoff-queue.js";
+import type { SharedCommits } from "./write/shared-commits.js";
+import type { WriteQueue } from "./write/write-queue.js";
 
 /**
- * The session store: sessions, messages, titles, lineage, search, export and retention over
- * one `state.db`, file-compatible with Hermes Agent. Open it with {@link openSessionStore}.
+ * The session store on SQLite: sessions, messages, titles, lineage, search, export and retention
+ * over one `state.db`, file-compatible with Hermes Agent. Open it with `openSessionStore`. It
+ * implements the `SessionStore` interface of `@hermes/core` (documented there); `path` and
+ * `migration` are its own.
  *
  * Every method is async. Writes go through one queue of `BEGIN IMMEDIATE … COMMIT` units that
  * wait for other processes' locks on timers, never in SQLite's blocking busy handler.
  */
-export class SessionStore {
+export class SessionStore implements SessionStoreContract {
   readonly #conn: DatabaseConnection;
   readonly #writes: WriteQueue;
   readonly #turns: HandoffQueue | undefined;
   readonly #ctx: StoreContext;
   readonly #migration: MigrationReport;
+  readonly #backend: SqliteBackendInfo;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -157,10 +85,12 @@ export class SessionStore {
     writes: WriteQueue,
     migration: MigrationReport,
     clock: () => number,
+    sqliteVersion: string,
     turns?: HandoffQueue,
     shared?: SharedCommits,
   ) {
     this.#conn = conn;
+    this.#backend = Object.freeze({ kind: "sqlite", path: conn.path, sqliteVersion });
     this.#turns = turns;
     this.#writes = writes;
     this.#migration = migration;
@@ -168,7 +98,12 @@ export class SessionStore {
     shared?.register("appendMessage", messages.sharedAppends(this.#ctx));
   }
 
-  /** The database file this store writes. */
+  /** `{ kind: "sqlite", path, sqliteVersion }`. */
+  get backend(): SqliteBackendInfo {
+    return this.#backend;
+  }
+
+  /** The database file this store writes (also `backend.path`). */
   get path(): string {
     return this.#conn.path;
   }
@@ -312,13 +247,11 @@ export class SessionStore {
     }
   }
   /** State of every search index: the reference's FTS5 tables and the short-CJK index. */
-  async verifySearchIndex(): Promise<import("@hermes/search").SearchIndexReport> {
+  async verifySearchIndex(): Promise<SearchIndexReport> {
     return search.verifySearchIndex(this.#use());
   }
   /** Rebuilds every search index from `messages` (FTS5 `rebuild` holds the write lock per table). */
-  async rebuildSearchIndex(o?: {
-    onProgress?: (progress: import("@hermes/search").SearchIndexProgress) => void;
-  }): Promise<void> {
+  async rebuildSearchIndex(o?: { onProgress?: (progress: SearchIndexProgress) => void }): Promise<void> {
     return search.rebuildSearchIndex(this.#use(), o);
   }
 
@@ -363,7 +296,7 @@ export class SessionStore {
    */
   exportStream(o?: ExportStreamOptions): AsyncIterable<PortableSession> {
     const ctx = this.#use();
-    portable.exportFilter(o);
+    exportFilter(o);
     return this.#guard(portable.exportStream(ctx, o));
   }
   /** Writes the JSONL interchange format (header line, then one session per line) in constant memory. */
@@ -414,6 +347,24 @@ export class SessionStore {
     return this.#read((ctx) => portable.usageStats(ctx, o));
   }
 
+  // Change feed ------------------------------------------------------------------------------
+
+  /**
+   * What other processes (the agent) and this store write, as it happens: every `intervalMs`
+   * (default 250) a cheap check (`PRAGMA data_version`), then the sessions and messages added
+   * since the cursor (a rowid range). Ends when `signal` aborts.
+   *
+   * @example
+   * const ac = new AbortController();
+   * for await (const change of store.watchChanges({ signal: ac.signal, includeMessages: true })) {
+   *   for (const m of change.messages ?? []) console.log(m.session_id, m.role, m.content);
+   * }
+   */
+  watchChanges(o?: WatchChangesOptions): AsyncIterable<StoreChange> {
+    const ctx = this.#use();
+    return this.#guard(watch.watchChanges(ctx, () => this.#closed, o));
+  }
+
   /** Turns a failure after `close()` into `STORE_CLOSED` for long-lived iterables. */
   async *#guard<T>(source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
     try {
@@ -430,10 +381,10 @@ export class SessionStore {
 
   // Lifecycle -------------------------------------------------------------------------------
 
-  /** Counters of the write path and the current WAL size. */
-  stats(): StoreStats {
+  /** Counters of the write path and the current WAL size (`backend: "sqlite"`). */
+  stats(): SqliteStoreStats {
     const walBytes = this.#closed ? 0 : walSize(this.#conn.path);
-    return { ...this.#writes.stats, walBytes };
+    return { backend: "sqlite", ...this.#writes.stats, walBytes };
   }
 
   /**
@@ -458,178 +409,11 @@ export class SessionStore {
   }
 }
 
-/** An optional positive integer option, or `INVALID_ARGUMENT`. */
-function positiveInteger(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
-    throw new InvalidArgumentError(name, `${name} must be a positive integer`);
-  }
-  return value;
-}
-
-function walSize(path: string): number {
+/** Size of the `-wal` file beside `path`, in bytes (0 when there is none). */
+export function walSize(path: string): number {
   try {
     return statSync(`${path}-wal`).size;
   } catch {
     return 0;
-  }
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/**
- * Opens (creating when missing) a `state.db` and brings it to schema v11.
- *
- * @example
- * const store = await openSessionStore();              // ~/.hermes/state.db
- * const id = await store.createSession({ id: "s1", source: "cli" });
- * await store.appendMessage({ sessionId: id, role: "user", content: "hello" });
- * await store.close();
- */
-export async function openSessionStore(options: OpenSessionStoreOptions = {}): Promise<SessionStore> {
-  if (typeof options !== "object" || options === null) {
-    throw new InvalidArgumentError("options", "openSessionStore options must be an object");
-  }
-  const path = options.path ?? resolveStatePath();
-  if (typeof path !== "string" || path.length === 0) {
-    throw new InvalidArgumentError("path", "path must be a non-empty string");
-  }
-  const deadlineMs = options.writeDeadlineMs ?? DEFAULT_WRITE_POLICY.deadlineMs;
-  if (!Number.isFinite(deadlineMs) || deadlineMs < 0) {
-    throw new InvalidArgumentError("writeDeadlineMs", "writeDeadlineMs must be a non-negative number");
-  }
-  const migrationDeadlineMs = options.migrationDeadlineMs ?? DEFAULT_MIGRATION_DEADLINE_MS;
-  if (!Number.isFinite(migrationDeadlineMs) || migrationDeadlineMs < 0) {
-    throw new InvalidArgumentError(
-      "migrationDeadlineMs",
-      "migrationDeadlineMs must be a non-negative number",
-    );
-  }
-  const maxGroupSize = positiveInteger(
-    "maxGroupSize",
-    options.maxGroupSize,
-    DEFAULT_WRITE_POLICY.maxGroupSize,
-  );
-  const walMaxBytes = positiveInteger("walMaxBytes", options.walMaxBytes, DEFAULT_WRITE_POLICY.walMaxBytes);
-  refuseSymlinks(path);
-  ensureParentDirectory(path);
-  const pragmas = {
-    busyTimeoutMs: options.busyTimeoutMs ?? 5,
-    synchronous: options.synchronous ?? "FULL",
-    journalSizeLimit: options.journalSizeLimit ?? 16 * 1024 * 1024,
-    readOnly: false,
-  } as const;
-
-  // A new file is built under a temporary name and linked into place whole (see
-  // createDatabaseAtomically); an existing one is checked before SQLite may write to it.
-  let created: MigrationReport | undefined;
-  if (!(await preflightDatabaseFile(path))) {
-    created = await createDatabaseAtomically(path, async (temp) => {
-      let fresh: DatabaseConnection;
-      try {
-        fresh = new DatabaseConnection(temp, pragmas);
-      } catch (error) {
-        throw mapSqliteError(error, path);
-      }
-      try {
-        checkSqliteVersion(fresh, options.allowUnsupportedSqlite === true);
-        fresh.db.pragma("journal_mode = WAL");
-        const queue = new WriteQueue(fresh, { ...DEFAULT_WRITE_POLICY, deadlineMs });
-        return await runMigrations(fresh, MIGRATION_CHAIN, {
-          transaction: (label, fn) => queue.run(label, fn),
-          onProgress: options.onMigrationProgress,
-        });
-      } finally {
-        fresh.close();
-      }
-    });
-  }
-
-  let conn: DatabaseConnection;
-  let turns: HandoffQueue | undefined;
-  try {
-    conn = new DatabaseConnection(path, pragmas);
-  } catch (error) {
-    throw mapSqliteError(error, path);
-  }
-  try {
-    verifyOpenedDatabase(conn);
-    checkSqliteVersion(conn, options.allowUnsupportedSqlite === true);
-    tightenPermissions(path);
-    await setWalMode(conn, deadlineMs);
-    turns = options.fairWrites === false ? undefined : HandoffQueue.open(path);
-    const shared =
-      turns === undefined || options.shareCommits === false ? undefined : new SharedCommits(turns, conn);
-    const writes = new WriteQueue(
-      conn,
-      {
-        ...DEFAULT_WRITE_POLICY,
-        deadlineMs,
-        checkpointEvery: options.checkpointEvery ?? DEFAULT_WRITE_POLICY.checkpointEvery,
-        maxGroupSize,
-        walMaxBytes,
-      },
-      () => walSize(path),
-      referenceSearchIndexRepair(conn),
-      turns,
-      shared,
-      referenceSearchMergePacing(conn),
-    );
-    // Upgrading a big old file holds the write lock for minutes (a million messages
-    // re-indexed); a process opening the same file meanwhile waits for it instead of failing.
-    const upgrades = new WriteQueue(conn, {
-      ...DEFAULT_WRITE_POLICY,
-      deadlineMs: migrationDeadlineMs,
-    });
-    const migration = await runMigrations(conn, MIGRATION_CHAIN, {
-      transaction: (label, fn) => upgrades.run(label, fn),
-      onProgress: options.onMigrationProgress,
-    });
-    tightenPermissions(path);
-    return new SessionStore(
-      conn,
-      writes,
-      created ?? migration,
-      options.clock ?? (() => Date.now() / 1000),
-      turns,
-      shared,
-    );
-  } catch (error) {
-    turns?.close();
-    conn.close();
-    throw mapSqliteError(error, path);
-  }
-}
-
-/** Refuses a SQLite older than {@link MIN_SQLITE_VERSION} unless allowed. */
-function checkSqliteVersion(conn: DatabaseConnection, allow: boolean): void {
-  const version = String(conn.db.prepare("SELECT sqlite_version() AS v").pluck().get());
-  if (!allow && !isSupportedSqliteVersion(version)) {
-    throw new HermesStoreError(
-      "UNSUPPORTED_SQLITE",
-      `SQLite ${version} is older than ${MIN_SQLITE_VERSION}, which fixes a WAL-reset bug that can ` +
-        "corrupt a database shared by several processes. Upgrade better-sqlite3, or pass " +
-        "allowUnsupportedSqlite: true to accept the risk.",
-    );
-  }
-}
-
-/** Switches to WAL, waiting on timers while another connection holds the lock. */
-async function setWalMode(conn: DatabaseConnection, deadlineMs: number): Promise<void> {
-  const started = performance.now();
-  for (let backoff = 1; ; backoff = Math.min(backoff * 2, 50)) {
-    try {
-      const mode = conn.db.pragma("journal_mode = WAL", { simple: true });
-      if (String(mode).toLowerCase() !== "wal") {
-        throw new HermesStoreError(
-          "SQLITE_ERROR",
-          `Could not switch ${conn.path} to WAL mode (journal_mode is ${String(mode)})`,
-        );
-      }
-      return;
-    } catch (error) {
-      if (!isBusyError(error) || performance.now() - started > deadlineMs) throw error;
-      await sleep(backoff / 2 + Math.random() * (backoff / 2));
-    }
   }
 }

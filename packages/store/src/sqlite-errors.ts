@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { HermesStoreError, StoreCorruptError } from "./errors.js";
+import { BackendError, HermesStoreError, StoreCorruptError } from "@hermes/core";
 
 /** Why `path` cannot be written (read-only file system, no permission), or `null`. */
 function unwritableReason(path: string): string | null {
@@ -71,8 +71,9 @@ export function mapSqliteError(error: unknown, path: string): unknown {
         { cause: error },
       );
     }
-    return new HermesStoreError("SQLITE_ERROR", `Cannot open the database ${path}: ${message}`, {
+    return new BackendError(`Cannot open the database ${path}: ${message}`, {
       cause: error,
+      backendCode: code,
     });
   }
   if (code.startsWith("SQLITE_READONLY")) {

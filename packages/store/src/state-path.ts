@@ -1,6 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, join, normalize, resolve } from "node:path";
-import { UnsafePathError } from "./errors.js";
+import { UnsafePathError } from "@hermes/core";
 
 /**
  * Where `state.db` lives: `$HERMES_HOME/state.db`, else `~/.hermes/state.db`.

@@ -1,5 +1,5 @@
 import type { DatabaseConnection } from "./database-connection.js";
-import type { WriteQueue } from "./write-queue.js";
+import type { WriteQueue } from "./write/write-queue.js";
 
 /** What every operation module receives from the store. */
 export interface StoreContext {

@@ -6,8 +6,9 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 // The queue and the write queue themselves (not part of the public surface): built code.
 import { DatabaseConnection } from "../dist/database-connection.js";
-import { HandoffQueue } from "../dist/handoff-queue.js";
-import { DEFAULT_WRITE_POLICY, WriteQueue } from "../dist/write-queue.js";
+import { HandoffQueue } from "../dist/write/handoff-queue.js";
+import { DEFAULT_WRITE_POLICY } from "../dist/write/write-policy.js";
+import { WriteQueue } from "../dist/write/write-queue.js";
 import { startChild } from "./helpers/child-process.js";
 import { tempDir } from "./helpers/temp-dir.js";
 

@@ -1,9 +1,9 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
+import { manualClock } from "@hermes/conformance";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { manualClock } from "./contract/harness.js";
 import { startChild } from "./helpers/child-process.js";
 import { copyOfSample, tempDir } from "./helpers/temp-dir.js";
 

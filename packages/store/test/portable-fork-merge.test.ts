@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { DatabaseConnection } from "../dist/database-connection.js";
 import { forkSession } from "../dist/portable/fork-session.js";
 import type { StoreContext } from "../dist/store-context.js";
-import { DEFAULT_WRITE_POLICY, WriteQueue } from "../dist/write-queue.js";
+import { DEFAULT_WRITE_POLICY } from "../dist/write/write-policy.js";
+import { WriteQueue } from "../dist/write/write-queue.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 // forkSession pauses FTS5's incremental merging (`automerge`) of both FTS tables while it

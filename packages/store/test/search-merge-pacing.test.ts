@@ -5,12 +5,14 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 // The queue and the pacing are internals: built code, as every queue test here.
 import { DatabaseConnection } from "../dist/database-connection.js";
+import type { MergePacing } from "../dist/write/merge-pacing.js";
 import {
   MERGE_PAGES_PER_TRANSACTION,
   PACED_USERMERGE,
   referenceSearchMergePacing,
-} from "../dist/search-merge-pacing.js";
-import { DEFAULT_WRITE_POLICY, type MergePacing, WriteQueue } from "../dist/write-queue.js";
+} from "../dist/write/search-merge-pacing.js";
+import { DEFAULT_WRITE_POLICY } from "../dist/write/write-policy.js";
+import { WriteQueue } from "../dist/write/write-queue.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 const TABLES = ["messages_fts", "messages_fts_trigram"] as const;

@@ -6,8 +6,8 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 // The building blocks themselves (not part of the public surface): built code.
 import { DatabaseConnection } from "../dist/database-connection.js";
-import { HandoffQueue } from "../dist/handoff-queue.js";
-import { SharedCommits } from "../dist/shared-commits.js";
+import { HandoffQueue } from "../dist/write/handoff-queue.js";
+import { SharedCommits } from "../dist/write/shared-commits.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 // Group commit across processes (shareCommits, default on): a writer waiting for the lock posts

@@ -2,7 +2,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 // The queue itself (not part of the public surface): built code, as every test here.
 import { DatabaseConnection } from "../dist/database-connection.js";
-import { DEFAULT_WRITE_POLICY, WriteQueue } from "../dist/write-queue.js";
+import { DEFAULT_WRITE_POLICY } from "../dist/write/write-policy.js";
+import { WriteQueue } from "../dist/write/write-queue.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 function queue(options: Partial<typeof DEFAULT_WRITE_POLICY> = {}) {

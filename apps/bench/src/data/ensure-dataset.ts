@@ -5,7 +5,7 @@ import { CORE_INDEXES, CORE_TABLES, TITLE_INDEX_SQL } from "@hermes/schema";
 import { openSessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { ConversationGenerator, type GeneratedMessage } from "./conversation-generator.js";
-import { ProgressBar } from "./progress-bar.js";
+import { LongStepProgress } from "./long-step-progress.js";
 import { SeededRandom, ZipfPicker } from "./seeded-random.js";
 import { ENGLISH_WORDS, MODELS, SOURCES } from "./vocabulary.js";
 
@@ -67,17 +67,19 @@ export async function ensureDataset(spec: DatasetSpec, dataDir: string): Promise
     return JSON.parse(readFileSync(infoPath, "utf8")) as DatasetInfo;
   }
   const tmp = `${path}.tmp-${process.pid}`;
-  for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(tmp + suffix, { force: true });
+  removeSidecars(tmp);
+  rmSync(tmp, { force: true });
   const started = performance.now();
   if (spec.schema === "v11") {
-    // The exact v11 schema, as the store creates it.
-    const store = await openSessionStore({ path: tmp });
+    // The exact v11 schema, as the store creates it. One writer, so no cross-process queue:
+    // that would leave a `<tmp>-writers/` folder beside a name that is renamed away.
+    const store = await openSessionStore({ path: tmp, fairWrites: false });
     await store.close();
   } else {
     createV10File(tmp);
   }
   const counts = generateRows(tmp, spec);
-  for (const suffix of ["-wal", "-shm", "-journal"]) rmSync(tmp + suffix, { force: true });
+  removeSidecars(tmp);
   renameSync(tmp, path);
   const info: DatasetInfo = {
     spec,
@@ -89,6 +91,12 @@ export async function ensureDataset(spec: DatasetSpec, dataDir: string): Promise
   };
   writeFileSync(infoPath, `${JSON.stringify(info, null, 2)}\n`);
   return info;
+}
+
+/** Removes what SQLite and the store keep beside the file at `path` (journals, the writers' folder). */
+function removeSidecars(path: string): void {
+  for (const suffix of ["-wal", "-shm", "-journal"]) rmSync(path + suffix, { force: true });
+  rmSync(`${path}-writers`, { recursive: true, force: true });
 }
 
 /** The reference's v10 file: core tables at their current columns, single-column FTS tables. */
@@ -193,7 +201,7 @@ function generateRows(
   const conversation = new ConversationGenerator(textRng);
   const counts = messagesPerSession(rng.fork(2), spec.sessions, spec.messages);
   const total = spec.messages + spec.bigSessionMessages;
-  const bar = new ProgressBar(`generating ${spec.name} (${spec.schema})`, total);
+  const bar = new LongStepProgress(`generating ${spec.name} (${spec.schema})`, total);
 
   const db = new Database(path);
   // Bulk load: no journal, no sync, no FK checks (the generator keeps references consistent).

@@ -12,7 +12,7 @@ import { canHostPgCluster, type PgCluster, startPgCluster } from "@hermes/postgr
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { DatasetInfo } from "./ensure-dataset.js";
-import { ProgressBar } from "./progress-bar.js";
+import { LongStepProgress } from "./long-step-progress.js";
 
 /** Rows per multi-row INSERT (one array per column through `unnest`). */
 const BATCH = 5000;
@@ -198,7 +198,7 @@ async function load(
     await insertBatches(client, sessionSql, sessions, sessionColumns.length, (row) => row);
     lap("sessions");
 
-    const bar = new ProgressBar("messages → PostgreSQL", data.messages);
+    const bar = new LongStepProgress("messages → PostgreSQL", data.messages);
     const contentAt = messageColumns.indexOf("content");
     const toolCallsAt = messageColumns.indexOf("tool_calls");
     const toolNameAt = messageColumns.indexOf("tool_name");

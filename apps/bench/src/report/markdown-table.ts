@@ -1,3 +1,4 @@
+import { markdownTable as renderMarkdownTable } from "markdown-table";
 import type { MachineInfo } from "../machine-info.js";
 import type { CaseResult } from "../scenario.js";
 
@@ -37,19 +38,39 @@ export interface TableRow {
  * (ours / raw; below 1 means faster than the baseline).
  */
 export function markdownTable(rows: readonly TableRow[]): string {
-  const lines = [
-    "| scenario | case | ours p50 | ours p99 | ours max | ours ops/s | raw p50 | raw p99 | raw ops/s | ratio | notes |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+  const header = [
+    "scenario",
+    "case",
+    "ours p50",
+    "ours p99",
+    "ours max",
+    "ours ops/s",
+    "raw p50",
+    "raw p99",
+    "raw ops/s",
+    "ratio",
+    "notes",
   ];
-  for (const { scenario, result: c } of rows) {
+  const body = rows.map(({ scenario, result: c }) => {
     const notes = [c.note, formatExtra(c.extra)].filter((s) => s !== undefined && s.length > 0).join("; ");
-    lines.push(
-      `| ${scenario} | ${c.name} | ${formatMs(c.store?.p50Ms)} | ${formatMs(c.store?.p99Ms)} | ${formatMs(c.store?.maxMs)} | ` +
-        `${formatRate(c.store?.opsPerSec)} | ${formatMs(c.baseline?.p50Ms)} | ${formatMs(c.baseline?.p99Ms)} | ` +
-        `${formatRate(c.baseline?.opsPerSec)} | ${c.ratio === null ? "–" : `${c.ratio.toFixed(2)}×`} | ${notes.replaceAll("|", "\\|")} |`,
-    );
-  }
-  return lines.join("\n");
+    return [
+      scenario,
+      c.name,
+      formatMs(c.store?.p50Ms),
+      formatMs(c.store?.p99Ms),
+      formatMs(c.store?.maxMs),
+      formatRate(c.store?.opsPerSec),
+      formatMs(c.baseline?.p50Ms),
+      formatMs(c.baseline?.p99Ms),
+      formatRate(c.baseline?.opsPerSec),
+      c.ratio === null ? "–" : `${c.ratio.toFixed(2)}×`,
+      notes.replaceAll("|", "\\|"),
+    ];
+  });
+  return renderMarkdownTable([header, ...body], {
+    align: ["l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "l"],
+    alignDelimiters: false,
+  });
 }
 
 /** One line describing the machine, for the table's caption. */

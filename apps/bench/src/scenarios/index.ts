@@ -1,5 +1,6 @@
 import type { Scenario } from "../scenario.js";
 import { appendScenario } from "./append.js";
+import { changeFeedScenario } from "./change-feed.js";
 import { contentionScenario } from "./contention.js";
 import { exportScenario } from "./export.js";
 import { forkScenario } from "./fork.js";
@@ -18,6 +19,7 @@ export const SCENARIOS: readonly Scenario[] = [
   contentionScenario,
   resumeScenario,
   listScenario,
+  changeFeedScenario,
   searchScenario,
   exportScenario,
   forkScenario,

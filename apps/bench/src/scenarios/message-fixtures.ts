@@ -29,7 +29,7 @@ export function toAppendInput(sessionId: string, m: GeneratedMessage, suffix = "
  * What the reference's append writes for a message's tool calls: the `tool_calls` column (JSON,
  * or null when there are none) and how much it adds to the session's `tool_call_count`.
  */
-export function toolCallColumns(m: AppendMessageInput): { toolCalls: string | null; delta: number } {
+function toolCallColumns(m: AppendMessageInput): { toolCalls: string | null; delta: number } {
   const calls = m.toolCalls;
   const toolCalls =
     calls === null || calls === undefined || (Array.isArray(calls) && calls.length === 0)

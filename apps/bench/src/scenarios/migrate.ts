@@ -5,7 +5,7 @@ import { openSessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { mainDataset } from "../data/datasets.js";
 import { ensureDataset } from "../data/ensure-dataset.js";
-import { ProgressBar } from "../data/progress-bar.js";
+import { LongStepProgress } from "../data/long-step-progress.js";
 import { summarizeLatencies, timeRatio } from "../latency-summary.js";
 import { openRawConnection } from "../raw-connection.js";
 import { latencyChart } from "../report/render-chart.js";
@@ -80,7 +80,7 @@ export const migrateScenario: Scenario = {
       copyFileSync(data.path, storePath);
       copyFileSync(data.path, rawPath);
       const runStore = async () => {
-        const bars = new Map<string, ProgressBar>();
+        const bars = new Map<string, LongStepProgress>();
         const t0 = performance.now();
         try {
           const store = await openSessionStore({
@@ -89,7 +89,7 @@ export const migrateScenario: Scenario = {
               if (ctx.quick) return;
               let bar = bars.get(p.step);
               if (bar === undefined) {
-                bar = new ProgressBar(`  store upgrade ${p.step}`, p.total);
+                bar = new LongStepProgress(`  store upgrade ${p.step}`, p.total);
                 bars.set(p.step, bar);
               }
               bar.update(p.done);

@@ -1,7 +1,8 @@
 import { type ChildProcess, fork } from "node:child_process";
+import type { SessionStore } from "@hermes/core";
 import { openPostgresSessionStore, type PostgresSessionStore } from "@hermes/postgres";
 import { type PgCluster, startPgCluster } from "@hermes/postgres/testing";
-import { openSessionStore, type SessionStoreApi } from "@hermes/store";
+import { openSessionStore } from "@hermes/store";
 import { mainDataset } from "../data/datasets.js";
 import { ensureDataset } from "../data/ensure-dataset.js";
 import { ensurePgDataset } from "../data/pg-dataset.js";
@@ -29,7 +30,7 @@ interface Side {
   backend: "postgres" | "sqlite";
   target: string;
   schema?: string;
-  open(): Promise<SessionStoreApi>;
+  open(): Promise<SessionStore>;
 }
 
 /** `APPS` append processes and `SEARCHERS` search processes on one store, released together. */

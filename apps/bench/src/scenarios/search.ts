@@ -1,4 +1,4 @@
-import { sanitizeFts5Query } from "@hermes/search";
+import { referenceSanitizeFts5Query } from "@hermes/search";
 import { openSessionStore } from "@hermes/store";
 import type Database from "better-sqlite3";
 import { mainDataset } from "../data/datasets.js";
@@ -100,7 +100,7 @@ class RawSearch {
   search(query: string, path: "fts" | "trigram" | "like", limit = 20): Hit[] {
     let hits: Hit[];
     if (path === "fts") {
-      hits = this.#fts.all(sanitizeFts5Query(query), limit, 0) as Hit[];
+      hits = this.#fts.all(referenceSanitizeFts5Query(query), limit, 0) as Hit[];
     } else {
       const raw = query.replace(/^"+|"+$/g, "").trim();
       if (path === "trigram") {

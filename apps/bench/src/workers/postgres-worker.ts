@@ -3,8 +3,10 @@
  * for the side-by-side run), waits for "go", then either appends its messages one call each or
  * runs the search query mix in a loop until told to stop, reporting every latency.
  */
+
+import type { SessionStore } from "@hermes/core";
 import { openPostgresSessionStore } from "@hermes/postgres";
-import { openSessionStore, type SessionStoreApi } from "@hermes/store";
+import { openSessionStore } from "@hermes/store";
 import { generateMessages, toAppendInput } from "../scenarios/message-fixtures.js";
 import { errorText } from "./error-text.js";
 
@@ -38,7 +40,7 @@ export interface PostgresWorkerReport {
 const now = () => performance.timeOrigin + performance.now();
 
 process.once("message", async (request: PostgresWorkerRequest) => {
-  const store: SessionStoreApi =
+  const store: SessionStore =
     request.backend === "postgres"
       ? await openPostgresSessionStore({
           connectionString: request.target,

@@ -1,18 +1,21 @@
-import { createInterface } from "node:readline/promises";
 import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
+import { plural } from "../render/render-conversation.js";
 import { resolveSession } from "../resolve-session.js";
 import { printJson } from "../write-output.js";
 
-async function confirm(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
+/** Asks on the terminal (`@inquirer/confirm`, on stderr so stdout stays the result); default no. */
+async function ask(message: string): Promise<boolean> {
+  // Loaded when asked: it is the heaviest import of the CLI, and only delete asks.
+  const { default: confirm } = await import("@inquirer/confirm");
   try {
-    const answer = await rl.question(question);
-    return /^y(es)?$/i.test(answer.trim());
-  } finally {
-    rl.close();
+    return await confirm({ message, default: false }, { output: process.stderr });
+  } catch (error) {
+    // Ctrl-C or a closed terminal: an answer of "no".
+    if (error instanceof Error && error.name === "ExitPromptError") return false;
+    throw error;
   }
 }
 
@@ -34,8 +37,8 @@ export function deleteCommand(): Command {
             throw new CliError(`Refusing to delete ${id} without --yes (no terminal to ask on)`);
           }
           const label = session?.title ? ` '${session.title}'` : "";
-          const ok = await confirm(
-            `Delete session ${id}${label} and its ${session?.message_count ?? 0} messages? [y/N] `,
+          const ok = await ask(
+            `Delete session ${id}${label} and its ${plural(session?.message_count ?? 0, "message")}?`,
           );
           if (!ok) {
             if (o.json) return printJson({ id, deleted: false });

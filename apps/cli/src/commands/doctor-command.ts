@@ -9,7 +9,7 @@ import { CliError, errorLine } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { locateDatabase, peekSchemaVersion, requireExisting } from "../open-database.js";
 import { formatBytes } from "../render/format-time.js";
-import { createProgressBar } from "../render/progress-bar.js";
+import { createProgress } from "../render/progress.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { printJson } from "../write-output.js";
 
@@ -142,7 +142,7 @@ function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
 }
 
 async function repair(store: SessionStore): Promise<void> {
-  const progress = createProgressBar("rebuilding search indexes");
+  const progress = createProgress("rebuilding search indexes");
   try {
     await store.rebuildSearchIndex({ onProgress: (p) => progress.update(p.done, p.total, p.index) });
   } finally {

@@ -1,21 +1,21 @@
 import { createWriteStream, renameSync, rmSync } from "node:fs";
 import { type Writable, Writable as WritableStream } from "node:stream";
 import { finished } from "node:stream/promises";
-import { sessionToMarkdown } from "@hermes/store";
+import { type SessionStore, sessionToMarkdown } from "@hermes/core";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { parseSince } from "../parse-options.js";
-import { createProgressBar, type ProgressBar } from "../render/progress-bar.js";
+import { createProgress, type Progress } from "../render/progress.js";
 import { resolveSession } from "../resolve-session.js";
+import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
 import { writeChunk } from "../write-output.js";
 
 type Format = "jsonl" | "json" | "md";
 
-interface ExportOptions {
+interface ExportOptions extends SourceOptions {
   format: Format;
   out?: string;
-  source?: string;
   since?: number;
 }
 
@@ -31,7 +31,7 @@ interface ExportFilter {
  * session is done when its line ends. JSON escapes newlines inside strings, so every `\n` is
  * a line end.
  */
-function countingSink(target: Writable, progress: ProgressBar, total: number): Writable {
+function countingSink(target: Writable, progress: Progress, total: number): Writable {
   let lines = 0;
   return new WritableStream({
     write(chunk: Buffer | string, _encoding, callback) {
@@ -44,18 +44,52 @@ function countingSink(target: Writable, progress: ProgressBar, total: number): W
   });
 }
 
+/**
+ * What to export: one session, or every session of the selected sources started since a date.
+ * The store filters on one source at a time, so several are turned into their sessions' ids.
+ */
+async function exportFilter(
+  store: SessionStore,
+  ref: string | undefined,
+  o: ExportOptions,
+): Promise<{ filter: ExportFilter; total: number }> {
+  const since = o.since !== undefined ? { since: o.since } : {};
+  const sources = await selectSources(store, o);
+  let ids = ref !== undefined ? [await resolveSession(store, ref)] : undefined;
+  if (sources !== null && sources.length === 1 && ids === undefined) {
+    return {
+      filter: { source: sources[0]!, ...since },
+      total: await store.sessionCount({ source: sources[0]! }),
+    };
+  }
+  if (sources !== null) {
+    const chosen = new Set<string>();
+    for (const source of sources) {
+      for (let offset = 0; ; offset += 1000) {
+        const page = await store.searchSessions({ source, limit: 1000, offset });
+        for (const s of page) chosen.add(s.id);
+        if (page.length < 1000) break;
+      }
+    }
+    ids = ids === undefined ? [...chosen] : ids.filter((id) => chosen.has(id));
+  }
+  if (ids === undefined) return { filter: since, total: await store.sessionCount() };
+  return { filter: { sessionIds: ids, ...since }, total: ids.length };
+}
+
 /** `export`: sessions as JSONL (the interchange format), a JSON array, or Markdown. */
 export function exportCommand(): Command {
-  return new Command("export")
-    .description("export one session or all of them (streamed; JSONL is what `import` reads)")
-    .argument("[session]", "session id, prefix or title (default: every session)")
-    .addOption(
-      new Option("-f, --format <format>", "jsonl (interchange), json (one array) or md (Markdown)")
-        .choices(["jsonl", "json", "md"])
-        .default("jsonl"),
-    )
-    .option("-o, --out <file>", "write to this file (created 0600) instead of stdout")
-    .option("-s, --source <source>", "only sessions from this source")
+  return withSourceOptions(
+    new Command("export")
+      .description("export one session or all of them (streamed; `import` reads JSONL and JSON)")
+      .argument("[session]", "session id, prefix or title (default: every session)")
+      .addOption(
+        new Option("-f, --format <format>", "jsonl (interchange), json (one array) or md (Markdown)")
+          .choices(["jsonl", "json", "md"])
+          .default("jsonl"),
+      )
+      .option("-o, --out <file>", "write to this file (created 0600) instead of stdout"),
+  )
     .option(
       "--since <date>",
       "only sessions started since a date (2026-01-31) or age (7d)",
@@ -64,19 +98,13 @@ export function exportCommand(): Command {
     .action(async (ref: string | undefined, o: ExportOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       await withStore(await openExisting(g), async (store) => {
-        const filter: ExportFilter = {
-          ...(ref !== undefined ? { sessionIds: [await resolveSession(store, ref)] } : {}),
-          ...(o.source ? { source: o.source } : {}),
-          ...(o.since !== undefined ? { since: o.since } : {}),
-        };
-        const total =
-          filter.sessionIds?.length ?? (await store.sessionCount(o.source ? { source: o.source } : {}));
+        const { filter, total } = await exportFilter(store, ref, o);
         // Written beside the target and renamed when complete: an interrupted export never
         // leaves a truncated file under the name asked for.
         const partial = o.out === undefined ? undefined : `${o.out}.partial-${process.pid}`;
         const out: Writable =
           partial === undefined ? process.stdout : createWriteStream(partial, { mode: 0o600, flags: "wx" });
-        const progress = createProgressBar(`exporting ${o.format}`);
+        const progress = createProgress(`exporting ${o.format}`);
         let count = 0;
         try {
           if (o.format === "jsonl") {

@@ -1,9 +1,21 @@
-import { accessSync, constants, statSync } from "node:fs";
-import type { ImportReport } from "@hermes/store";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  createReadStream,
+  existsSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+} from "node:fs";
+import { createInterface } from "node:readline";
+import type { ImportReport, ImportSource } from "@hermes/store";
 import { Command, Option } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
-import { openOrCreate, withStore } from "../open-database.js";
+import { isPostgresUrl, locateDatabase, openOrCreate, withStore } from "../open-database.js";
 import { printJson } from "../write-output.js";
 
 interface ImportOptions {
@@ -29,6 +41,73 @@ function requireReadableFile(file: string): void {
   }
 }
 
+/** The first character of a file that is not whitespace (`{` for JSONL, `[` for a JSON array). */
+function firstCharacter(file: string): string | undefined {
+  const fd = openSync(file, "r");
+  try {
+    const buffer = Buffer.alloc(4096);
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    return /\S/.exec(buffer.toString("utf8", 0, n))?.[0];
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The sessions of a JSON array (`export --format json`), one at a time. That export writes
+ * one session per line (`[`, `{…},`, …, `]`), read here line by line in constant memory; any
+ * other layout (a pretty-printed file) is parsed whole.
+ */
+async function* jsonArraySessions(file: string): AsyncGenerator<unknown> {
+  const lines = createInterface({
+    input: createReadStream(file, { encoding: "utf8" }),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
+  let n = 0;
+  let lineShaped = false;
+  for await (const raw of lines) {
+    n++;
+    const line = raw.trim();
+    if (n === 1) {
+      lineShaped = line === "[" || line === "[]";
+      if (!lineShaped) break;
+      continue;
+    }
+    if (line === "]" || line === "") continue;
+    const text = line.endsWith(",") ? line.slice(0, -1) : line;
+    let item: unknown;
+    try {
+      item = JSON.parse(text);
+    } catch (error) {
+      // Not one session per line from the start: another layout, parsed whole below.
+      if (n === 2) {
+        lineShaped = false;
+        break;
+      }
+      throw new CliError(`Cannot import ${file}: line ${n} is not valid JSON (${(error as Error).message})`);
+    }
+    yield item;
+  }
+  lines.close();
+  if (lineShaped) return;
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, "utf8"));
+  } catch (error) {
+    throw new CliError(`Cannot import ${file}: not valid JSON (${(error as Error).message})`);
+  }
+  if (!Array.isArray(value))
+    throw new CliError(`Cannot import ${file}: a JSON export is an array of sessions`);
+  yield* value;
+}
+
+/** Removes a database file this run created, with its sidecars, after a failed import. */
+function removeCreatedDatabase(path: string): void {
+  for (const p of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`, `${path}-writers`]) {
+    rmSync(p, { recursive: true, force: true });
+  }
+}
+
 function describe(r: ImportReport): string {
   const lines = [
     `Imported ${r.sessionsImported} session(s) with ${r.messagesImported} message(s); ` +
@@ -50,8 +129,8 @@ function describe(r: ImportReport): string {
 /** `import`: reads a JSONL export into the database; validated and idempotent. */
 export function importCommand(): Command {
   return new Command("import")
-    .description("import sessions from a JSONL export (validated; importing twice adds nothing)")
-    .argument("<file>", "a .jsonl file written by `export`")
+    .description("import sessions from an export, JSONL or JSON (validated; importing twice adds nothing)")
+    .argument("<file>", "a file written by `export` (--format jsonl or json)")
     .addOption(
       new Option("--on-conflict <mode>", "a session that exists with other content: skip or replace")
         .choices(["skip", "replace"])
@@ -63,14 +142,24 @@ export function importCommand(): Command {
     .action(async (file: string, o: ImportOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       requireReadableFile(file);
-      await withStore(await openOrCreate(g), async (store) => {
-        const report = await store.importSessions(file, {
-          onConflict: o.onConflict,
-          onInvalid: o.skipInvalid ? "skip" : "abort",
-          missingParent: o.detach ? "detach" : "reject",
-        });
-        if (o.json) return printJson(report);
-        process.stdout.write(`${describe(report)}\n`);
-      });
+      const source: ImportSource = firstCharacter(file) === "[" ? jsonArraySessions(file) : file;
+      const location = locateDatabase(g);
+      const created = !isPostgresUrl(location.path) && !existsSync(location.path);
+      let report: ImportReport;
+      try {
+        report = await withStore(await openOrCreate(g), (store) =>
+          store.importSessions(source, {
+            onConflict: o.onConflict,
+            onInvalid: o.skipInvalid ? "skip" : "abort",
+            missingParent: o.detach ? "detach" : "reject",
+          }),
+        );
+      } catch (error) {
+        // A rejected file leaves no new database behind (nothing of it was written anyway).
+        if (created) removeCreatedDatabase(location.path);
+        throw error;
+      }
+      if (o.json) return printJson(report);
+      process.stdout.write(`${describe(report)}\n`);
     });
 }

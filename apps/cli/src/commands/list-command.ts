@@ -1,74 +1,125 @@
+import type { RichSessionRow, SessionStore } from "@hermes/core";
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
-import { collectList, parseCount } from "../parse-options.js";
+import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
+import { parseCount } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
-import { renderTable } from "../render/table.js";
+import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine } from "../render/text-width.js";
+import { allSources, type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
 import { printJson } from "../write-output.js";
 
-interface ListOptions {
-  source?: string;
-  excludeSource?: string[];
+interface ListOptions extends SourceOptions, OutputOptions {
   limit: number;
   offset: number;
   all?: boolean;
-  json?: boolean;
+}
+
+/** Columns of `list --csv/--tsv`. */
+const CSV_COLUMNS = [
+  "id",
+  "title",
+  "source",
+  "model",
+  "parent_session_id",
+  "started_at",
+  "chain_started_at",
+  "ended_at",
+  "end_reason",
+  "last_active",
+  "message_count",
+  "tool_call_count",
+  "input_tokens",
+  "output_tokens",
+  "estimated_cost_usd",
+  "preview",
+];
+
+/** A row of `list`: `started_at` is the session's own start, `chain_started_at` its chain's. */
+export type ListRow = RichSessionRow & { chain_started_at?: number };
+
+/**
+ * The rows of `list`. The store projects a compression chain onto its newest part but keeps
+ * the chain's start in `started_at` (as the reference does); here `started_at` means the same
+ * in every listing (the session's own start) and the chain's start moves to `chain_started_at`.
+ */
+export async function listRows(store: SessionStore, o: ListOptions): Promise<ListRow[] | null> {
+  const sources = await selectSources(store, o);
+  if (sources !== null && sources.length === 0) return null;
+  const rows = await store.listSessionsRich({
+    ...(sources?.length === 1 ? { source: sources[0] } : {}),
+    ...(sources !== null && sources.length > 1
+      ? { excludeSources: (await allSources(store)).filter((s) => !sources.includes(s)) }
+      : {}),
+    limit: o.limit,
+    offset: o.offset,
+    includeChildren: o.all === true,
+  });
+  const out: ListRow[] = [];
+  for (const row of rows) {
+    if (row._lineage_root_id === undefined || row._lineage_root_id === row.id) {
+      out.push(row);
+      continue;
+    }
+    const own = await store.getSession(row.id);
+    out.push({ ...row, started_at: own?.started_at ?? row.started_at, chain_started_at: row.started_at });
+  }
+  return out;
 }
 
 /** `list`: sessions newest first, with title, source, model, times, counts and preview. */
 export function listCommand(): Command {
-  return new Command("list")
-    .alias("ls")
-    .description("list sessions, newest first (compression chains shown as their latest part)")
-    .option("-s, --source <source>", "only sessions from this source (cli, telegram, …)")
-    .option("--exclude-source <sources>", "hide these sources (repeatable, comma-separated)", collectList)
+  const command = withSourceOptions(
+    new Command("list")
+      .alias("ls")
+      .description("list sessions, newest first (compression chains shown as their latest part)"),
+  )
     .option("-n, --limit <n>", "at most this many sessions", parseCount("--limit"), 20)
     .option("--offset <n>", "skip this many sessions", parseCount("--offset"), 0)
-    .option("-a, --all", "include child sessions (delegations, compression parts)")
-    .option("--json", "print the rows as JSON")
-    .action(async (o: ListOptions, cmd: Command) => {
-      const g = globalOptions(cmd);
-      await withStore(await openExisting(g), async (store) => {
-        const rows = await store.listSessionsRich({
-          ...(o.source !== undefined ? { source: o.source } : {}),
-          ...(o.excludeSource !== undefined ? { excludeSources: o.excludeSource } : {}),
-          limit: o.limit,
-          offset: o.offset,
-          includeChildren: o.all === true,
-        });
-        if (o.json) return printJson(rows);
-        const style = createStyle(wantsColor(process.stdout, g.color));
-        if (rows.length === 0) {
-          process.stdout.write("No sessions.\n");
-          return;
-        }
-        const table = renderTable(
-          [
-            { header: "ID", maxWidth: 32 },
-            { header: "TITLE", maxWidth: 30 },
-            { header: "SOURCE" },
-            { header: "MODEL", maxWidth: 24 },
-            { header: "STARTED" },
-            { header: "LAST ACTIVE" },
-            { header: "MSGS", align: "right" },
-            { header: "PREVIEW", maxWidth: 48 },
-          ],
-          rows.map((r) => [
-            r.id,
-            r.title ?? "",
-            r.source,
-            r.model ?? "",
-            formatTime(r.started_at),
-            formatTime(r.last_active),
-            formatCount(r.message_count),
-            oneLine(r.preview),
-          ]),
-          style,
-          process.stdout.isTTY ? process.stdout.columns : undefined,
-        );
-        process.stdout.write(`${table}\n`);
-      });
+    .option("-a, --all", "include child sessions (delegations, compression parts)");
+  return withOutputOptions(command, "rows").action(async (o: ListOptions, cmd: Command) => {
+    const g = globalOptions(cmd);
+    const format = outputFormat(o);
+    await withStore(await openExisting(g), async (store) => {
+      const rows = (await listRows(store, o)) ?? [];
+      if (format === "json") return printJson(rows);
+      if (format !== "table") {
+        process.stdout.write(delimited(rows, CSV_COLUMNS, format));
+        return;
+      }
+      const style = createStyle(wantsColor(process.stdout, g.color));
+      if (rows.length === 0) {
+        process.stdout.write("No sessions.\n");
+        return;
+      }
+      const table = renderTable(
+        [
+          // The id is what a user copies into the next command: never cut unless alone.
+          { header: "ID", maxWidth: 40, minWidth: Number.POSITIVE_INFINITY },
+          { header: "TITLE", maxWidth: 30, minWidth: 10 },
+          { header: "SOURCE", minWidth: 8, dropOrder: 3 },
+          { header: "MODEL", maxWidth: 24, minWidth: 8, dropOrder: 5 },
+          { header: "STARTED", minWidth: Number.POSITIVE_INFINITY, dropOrder: 2 },
+          { header: "LAST ACTIVE", minWidth: Number.POSITIVE_INFINITY, dropOrder: 4 },
+          { header: "MSGS", align: "right" },
+          { header: "PREVIEW", maxWidth: 48, minWidth: 12, dropOrder: 6 },
+        ],
+        rows.map((r) => [
+          r.id,
+          r.title ?? "",
+          r.source,
+          r.model ?? "",
+          formatTime(r.started_at),
+          formatTime(r.last_active),
+          formatCount(r.message_count),
+          oneLine(r.preview),
+        ]),
+        style,
+        outputWidth(),
+      );
+      process.stdout.write(`${table}\n`);
     });
+  });
 }

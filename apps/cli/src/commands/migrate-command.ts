@@ -5,7 +5,7 @@ import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { locateDatabase, peekSchemaVersion, requireExisting } from "../open-database.js";
-import { createProgressBar } from "../render/progress-bar.js";
+import { createProgress } from "../render/progress.js";
 import { printJson } from "../write-output.js";
 
 /** Refuses a SQLite file that holds other tables but no sessions: it is someone else's. */
@@ -38,7 +38,7 @@ export function migrateCommand(): Command {
       requireExisting(location);
       const before = peekSchemaVersion(location.path);
       if (before === null) refuseForeign(location.path);
-      const progress = createProgressBar("migrating");
+      const progress = createProgress("migrating");
       let report: Awaited<ReturnType<typeof openSessionStore>>["migration"];
       try {
         const store = await openSessionStore({

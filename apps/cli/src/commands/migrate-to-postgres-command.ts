@@ -1,10 +1,10 @@
 import { realpathSync } from "node:fs";
-import type { PortableSession, SessionStoreApi } from "@hermes/store";
+import type { PortableSession, SessionStore } from "@hermes/core";
 import { Command } from "commander";
 import { CliError, usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
-import { isPostgresUrl, openExisting, openPostgres, withStore } from "../open-database.js";
-import { createProgressBar } from "../render/progress-bar.js";
+import { isPostgresUrl, locateDatabase, openExisting, openPostgres, withStore } from "../open-database.js";
+import { createProgress } from "../render/progress.js";
 import { printJson } from "../write-output.js";
 
 interface MigrateToPostgresOptions {
@@ -42,8 +42,8 @@ function cursorKey(path: string): string {
  * starts at the cursor) and idempotent (sessions already copied are recognised and skipped).
  */
 async function migrate(
-  sqlite: SessionStoreApi,
-  pg: SessionStoreApi,
+  sqlite: SessionStore,
+  pg: SessionStore,
   path: string,
   onProgress: (done: number, total: number) => void,
 ): Promise<MigrationSummary> {
@@ -122,10 +122,10 @@ export function migrateToPostgresCommand(): Command {
       const from = o.from ?? g.db;
       if (from !== undefined && isPostgresUrl(from)) throw usageError("--from must be a state.db file");
       const sqlite = await openExisting({ ...g, db: from });
-      const progress = createProgressBar("copying sessions");
+      const progress = createProgress("copying sessions");
       let summary: MigrationSummary;
       try {
-        const path = from ?? (sqlite as { path: string }).path;
+        const path = locateDatabase({ ...g, db: from }).path;
         summary = await withStore(await openPostgres(o.to), (pg) =>
           migrate(sqlite, pg, path, (done, total) => progress.update(done, total)),
         );

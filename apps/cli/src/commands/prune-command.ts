@@ -1,16 +1,16 @@
-import type { SessionStoreApi, SessionWithLastActive } from "@hermes/store";
+import type { SessionStore, SessionWithLastActive } from "@hermes/core";
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { parseNumber } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
-import { renderTable } from "../render/table.js";
+import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
+import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
 import { printJson } from "../write-output.js";
 
-interface PruneOptions {
+interface PruneOptions extends SourceOptions {
   olderThan: number;
-  source?: string;
   dryRun?: boolean;
   json?: boolean;
 }
@@ -20,7 +20,7 @@ interface PruneOptions {
  * than `days` ago (active sessions are never pruned).
  */
 async function candidates(
-  store: SessionStoreApi,
+  store: SessionStore,
   days: number,
   source?: string,
 ): Promise<SessionWithLastActive[]> {
@@ -36,27 +36,39 @@ async function candidates(
 
 /** `prune`: deletes ended sessions older than N days (children are kept, unlinked). */
 export function pruneCommand(): Command {
-  return new Command("prune")
-    .description("delete ended sessions started more than N days ago (--dry-run lists them)")
-    .requiredOption("--older-than <days>", "age in days, by start time", parseNumber("--older-than"))
-    .option("-s, --source <source>", "only sessions from this source")
+  return withSourceOptions(
+    new Command("prune")
+      .description("delete ended sessions started more than N days ago (--dry-run lists them)")
+      .requiredOption("--older-than <days>", "age in days, by start time", parseNumber("--older-than")),
+  )
     .option("--dry-run", "list what would be deleted, delete nothing")
     .option("--json", "print the sessions as JSON")
     .action(async (o: PruneOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       await withStore(await openExisting(g), async (store) => {
-        const list = await candidates(store, o.olderThan, o.source);
-        const pruned = o.dryRun
-          ? 0
-          : await store.pruneSessions({
+        // One pass per selected source (the store's retention takes one source at a time).
+        const sources: Array<string | undefined> = (await selectSources(store, o)) ?? [undefined];
+        const list: SessionWithLastActive[] = [];
+        let pruned = 0;
+        for (const source of sources) {
+          list.push(...(await candidates(store, o.olderThan, source)));
+          if (!o.dryRun) {
+            pruned += await store.pruneSessions({
               olderThanDays: o.olderThan,
-              ...(o.source ? { source: o.source } : {}),
+              ...(source ? { source } : {}),
             });
+          }
+        }
+        list.sort((a, b) => a.started_at - b.started_at);
+        const only =
+          o.source !== undefined || o.excludeSource !== undefined
+            ? sources.filter((s) => s !== undefined)
+            : null;
         if (o.json) {
           return printJson({
             dryRun: o.dryRun === true,
             olderThanDays: o.olderThan,
-            ...(o.source ? { source: o.source } : {}),
+            ...(only !== null ? { sources: only } : {}),
             pruned,
             sessions: list.map((s) => ({
               id: s.id,
@@ -70,8 +82,8 @@ export function pruneCommand(): Command {
         if (list.length > 0) {
           const table = renderTable(
             [
-              { header: "ID" },
-              { header: "TITLE", maxWidth: 30 },
+              { header: "ID", minWidth: Number.POSITIVE_INFINITY },
+              { header: "TITLE", maxWidth: 30, minWidth: 10 },
               { header: "SOURCE" },
               { header: "STARTED" },
               { header: "MSGS", align: "right" },
@@ -84,10 +96,12 @@ export function pruneCommand(): Command {
               formatCount(s.message_count),
             ]),
             style,
+            outputWidth(),
           );
           process.stdout.write(`${table}\n`);
         }
-        const what = `ended session(s) started more than ${o.olderThan} day(s) ago${o.source ? ` from ${o.source}` : ""}`;
+        const from = only === null ? "" : only.length === 0 ? " from no source" : ` from ${only.join(", ")}`;
+        const what = `ended session(s) started more than ${o.olderThan} day(s) ago${from}`;
         process.stdout.write(
           o.dryRun ? `Would delete ${list.length} ${what} (dry run).\n` : `Deleted ${pruned} ${what}.\n`,
         );

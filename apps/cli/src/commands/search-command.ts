@@ -1,22 +1,39 @@
-import type { SearchHit } from "@hermes/store";
+import { HermesStoreError, type SearchHit } from "@hermes/store";
 import { Command } from "commander";
 import { usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
-import { collectList, parseCount } from "../parse-options.js";
+import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
+import { choiceListOption, parseCount } from "../parse-options.js";
 import { formatTime } from "../render/format-time.js";
 import { createStyle, type TerminalStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine, truncate } from "../render/text-width.js";
+import { renderToolCallSnippet } from "../render/tool-calls.js";
+import { type SourceOptions, withSourceOptions } from "../source-filter.js";
 import { printJson } from "../write-output.js";
 
-interface SearchOptions {
-  source?: string[];
-  excludeSource?: string[];
+/** The roles a message can have (the reference writes these four). */
+export const ROLES = ["user", "assistant", "tool", "system"] as const;
+
+interface SearchOptions extends SourceOptions, OutputOptions {
   role?: string[];
   limit: number;
   offset: number;
-  json?: boolean;
 }
+
+/** Columns of `search --csv/--tsv`. */
+const CSV_COLUMNS = [
+  "id",
+  "session_id",
+  "title",
+  "role",
+  "tool_name",
+  "source",
+  "model",
+  "timestamp",
+  "session_started",
+  "snippet",
+];
 
 /** The words of a query as a user typed them, without FTS5 operators, quotes and `*`. */
 export function queryTerms(query: string): string[] {
@@ -61,7 +78,7 @@ function renderHit(
     style.dim("·"),
     hit.role + (hit.tool_name ? ` (${hit.tool_name})` : ""),
   ].join(" ");
-  const lines = [head, `    ${highlightSnippet(hit.snippet, query, style)}`];
+  const lines = [head, `    ${highlightSnippet(renderToolCallSnippet(hit.snippet), query, style)}`];
   if (hit.context.length > 1) {
     for (const c of hit.context) {
       const text = oneLine(c.content);
@@ -73,42 +90,58 @@ function renderHit(
 
 /** `search`: full-text search over every message (English, code, and CJK text). */
 export function searchCommand(): Command {
-  return new Command("search")
-    .description("search messages (FTS5; CJK text too); matches are highlighted")
-    .argument("<query...>", 'words, "a phrase", prefix*, OR / NOT')
-    .option("-s, --source <sources>", "only these sources (repeatable, comma-separated)", collectList)
-    .option("--exclude-source <sources>", "not these sources (repeatable, comma-separated)", collectList)
-    .option("-r, --role <roles>", "only these roles: user, assistant, tool (repeatable)", collectList)
+  const command = withSourceOptions(
+    new Command("search")
+      .description("search messages (FTS5; CJK text too); matches are highlighted")
+      .argument("<query...>", 'words, "a phrase", prefix*, OR, a NOT b'),
+  )
+    .addOption(
+      choiceListOption("-r, --role <roles>", "only these roles (repeatable, comma-separated)", ROLES),
+    )
     .option("-n, --limit <n>", "at most this many hits", parseCount("--limit"), 20)
-    .option("--offset <n>", "skip this many hits", parseCount("--offset"), 0)
-    .option("--json", "print the hits as JSON")
-    .action(async (words: string[], o: SearchOptions, cmd: Command) => {
+    .option("--offset <n>", "skip this many hits", parseCount("--offset"), 0);
+  return withOutputOptions(command, "hits").action(
+    async (words: string[], o: SearchOptions, cmd: Command) => {
       const g = globalOptions(cmd);
+      const format = outputFormat(o);
       const query = words.join(" ");
       if (query.trim() === "") throw usageError("The search query is empty");
       await withStore(await openExisting(g), async (store) => {
-        const hits = await store.searchMessages(query, {
-          ...(o.source !== undefined ? { sourceFilter: o.source } : {}),
-          ...(o.excludeSource !== undefined ? { excludeSources: o.excludeSource } : {}),
-          ...(o.role !== undefined ? { roleFilter: o.role } : {}),
-          limit: o.limit,
-          offset: o.offset,
-        });
+        let hits: SearchHit[];
+        try {
+          hits = await store.searchMessages(query, {
+            ...(o.source !== undefined ? { sourceFilter: o.source } : {}),
+            ...(o.excludeSource !== undefined ? { excludeSources: o.excludeSource } : {}),
+            ...(o.role !== undefined ? { roleFilter: o.role } : {}),
+            limit: o.limit,
+            offset: o.offset,
+          });
+        } catch (error) {
+          // A query the store cannot run (only a negation, too long): the user's to fix.
+          if (error instanceof HermesStoreError && error.code === "INVALID_ARGUMENT") {
+            throw usageError(error.message.replace(/^query /, "The search query "));
+          }
+          throw error;
+        }
         const titles = new Map<string, string | null>();
         for (const hit of hits) {
           if (!titles.has(hit.session_id))
             titles.set(hit.session_id, await store.getSessionTitle(hit.session_id));
         }
-        if (o.json) return printJson(hits.map((h) => ({ ...h, title: titles.get(h.session_id) ?? null })));
+        const rows = hits.map((h) => ({ ...h, title: titles.get(h.session_id) ?? null }));
+        if (format === "json") return printJson(rows);
+        if (format !== "table") {
+          process.stdout.write(delimited(rows, CSV_COLUMNS, format));
+          return;
+        }
         if (hits.length === 0) {
           process.stdout.write(`No matches for '${query}'.\n`);
           return;
         }
         const style = createStyle(wantsColor(process.stdout, g.color));
-        const blocks = hits.map((h, i) =>
-          renderHit(o.offset + i + 1, h, titles.get(h.session_id) ?? null, query, style),
-        );
+        const blocks = rows.map((h, i) => renderHit(o.offset + i + 1, h, h.title, query, style));
         process.stdout.write(`${blocks.join("\n\n")}\n`);
       });
-    });
+    },
+  );
 }

@@ -1,14 +1,18 @@
+import { once } from "node:events";
 import { sessionToMarkdown } from "@hermes/store";
 import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
+import { openPager } from "../render/pager.js";
 import { renderConversationHeader, renderMessage } from "../render/render-conversation.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { resolveSession } from "../resolve-session.js";
-import { printJson, writeChunk } from "../write-output.js";
+import { printJson } from "../write-output.js";
 
 interface ShowOptions {
+  /** `--no-pager` sets this to false. */
+  pager?: boolean;
   markdown?: boolean;
   json?: boolean;
   reasoning?: boolean;
@@ -24,6 +28,7 @@ export function showCommand(): Command {
     .option("--json", "print the session row and its messages as JSON")
     .option("--reasoning", "expand reasoning instead of folding it")
     .option("--full", "print tool results in full (default: first 12 lines)")
+    .option("--no-pager", "never page (default on a terminal: $PAGER, else less)")
     .action(async (ref: string, o: ShowOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       if (o.markdown && o.json) throw new CliError("Choose one of --markdown and --json", 2);
@@ -31,30 +36,41 @@ export function showCommand(): Command {
         const id = await resolveSession(store, ref);
         const session = await store.getSession(id);
         if (session === null) throw new CliError(`Session ${id} disappeared while reading it`);
-        if (o.json || o.markdown) {
-          const view = { ...session, messages: await store.getMessages(id) };
-          if (o.json) return printJson(view);
-          process.stdout.write(sessionToMarkdown(view));
-          return;
-        }
-        const lineage = await store.getLineage(id);
-        const render = {
-          style: createStyle(wantsColor(process.stdout, g.color)),
-          reasoning: o.reasoning === true,
-          toolLines: o.full ? 0 : 12,
-          lineage:
-            lineage === null
-              ? null
-              : {
-                  selfLink: lineage.session.link,
-                  ancestors: lineage.ancestors,
-                  descendants: lineage.descendants,
-                },
+        if (o.json) return printJson({ ...session, messages: await store.getMessages(id) });
+        const out = openPager(o.pager !== false);
+        const emit = async (text: string) => {
+          if (out.closed()) return;
+          if (!out.stream.write(text))
+            await Promise.race([once(out.stream, "drain"), once(out.stream, "close")]);
         };
-        await writeChunk(process.stdout, renderConversationHeader(session, render));
-        // Page by page: a session of 100,000 messages prints without being loaded whole.
-        for await (const m of store.iterMessages(id))
-          await writeChunk(process.stdout, renderMessage(m, render));
+        try {
+          if (o.markdown) {
+            await emit(sessionToMarkdown({ ...session, messages: await store.getMessages(id) }));
+            return;
+          }
+          const lineage = await store.getLineage(id);
+          const render = {
+            style: createStyle(wantsColor(process.stdout, g.color)),
+            reasoning: o.reasoning === true,
+            toolLines: o.full ? 0 : 12,
+            lineage:
+              lineage === null
+                ? null
+                : {
+                    selfLink: lineage.session.link,
+                    ancestors: lineage.ancestors,
+                    descendants: lineage.descendants,
+                  },
+          };
+          await emit(renderConversationHeader(session, render));
+          // Page by page: a session of 100,000 messages prints without being loaded whole.
+          for await (const m of store.iterMessages(id)) {
+            if (out.closed()) break;
+            await emit(renderMessage(m, render));
+          }
+        } finally {
+          await out.done();
+        }
       });
     });
 }

@@ -1,19 +1,19 @@
-import type { UsageStatsRow } from "@hermes/store";
+import type { SessionStore, UsageStatsOptions, UsageStatsRow } from "@hermes/core";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
+import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
 import { parseSince } from "../parse-options.js";
 import { formatCost, formatCount } from "../render/format-time.js";
-import { renderTable } from "../render/table.js";
+import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
+import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
 import { printJson } from "../write-output.js";
 
-interface StatsOptions {
+interface StatsOptions extends SourceOptions, OutputOptions {
   by?: "source" | "model" | "day";
-  source?: string;
   since?: number;
   until?: number;
-  json?: boolean;
 }
 
 const NUMERIC = [
@@ -28,10 +28,10 @@ const NUMERIC = [
   "reasoning_tokens",
 ] as const;
 
-/** One row summing every group (the total when no `--by` is given). */
-export function totalOf(rows: UsageStatsRow[]): UsageStatsRow {
+/** One row summing `rows` (the total when no `--by` is given), named `group`. */
+export function totalOf(rows: UsageStatsRow[], group: string | null = "total"): UsageStatsRow {
   const total: UsageStatsRow = {
-    group: "total",
+    group,
     sessions: 0,
     messages: 0,
     tool_calls: 0,
@@ -53,61 +53,94 @@ export function totalOf(rows: UsageStatsRow[]): UsageStatsRow {
   return total;
 }
 
+/**
+ * Usage of the selected sources: the store's one query when no source filter is given, else
+ * one query per source with the groups of the same name summed (a model used from two
+ * sources is one row).
+ */
+async function usage(store: SessionStore, o: StatsOptions): Promise<UsageStatsRow[]> {
+  const base: UsageStatsOptions = {
+    groupBy: o.by ?? "source",
+    ...(o.since !== undefined ? { since: o.since } : {}),
+    ...(o.until !== undefined ? { until: o.until } : {}),
+  };
+  const sources = await selectSources(store, o);
+  if (sources === null) return store.usageStats(base);
+  const groups = new Map<string | null, UsageStatsRow[]>();
+  for (const source of sources) {
+    for (const row of await store.usageStats({ ...base, source })) {
+      groups.set(row.group, [...(groups.get(row.group) ?? []), row]);
+    }
+  }
+  const merged = [...groups].map(([group, rows]) => (rows.length === 1 ? rows[0]! : totalOf(rows, group)));
+  return merged.sort((a, b) =>
+    base.groupBy === "day" ? String(a.group).localeCompare(String(b.group)) : b.sessions - a.sessions,
+  );
+}
+
+/** Columns of `stats --csv/--tsv`. */
+const CSV_COLUMNS = ["group", ...NUMERIC, "estimated_cost_usd", "actual_cost_usd"];
+
 /** `stats`: sessions, messages, tokens and cost, in total or per source, model or day. */
 export function statsCommand(): Command {
-  return new Command("stats")
-    .description("usage: sessions, messages, tokens and cost (total, or --by source|model|day)")
-    .addOption(
-      new Option("--by <group>", "one row per source, model or UTC day").choices(["source", "model", "day"]),
-    )
-    .option("-s, --source <source>", "only sessions from this source")
+  const command = withSourceOptions(
+    new Command("stats")
+      .description("usage: sessions, messages, tokens and cost (total, or --by source|model|day)")
+      .addOption(
+        new Option("--by <group>", "one row per source, model or UTC day").choices([
+          "source",
+          "model",
+          "day",
+        ]),
+      ),
+  )
     .option(
       "--since <date>",
       "only sessions started since a date (2026-01-31) or age (7d)",
       parseSince("--since"),
     )
-    .option("--until <date>", "only sessions started before a date", parseSince("--until"))
-    .option("--json", "print the rows as JSON")
-    .action(async (o: StatsOptions, cmd: Command) => {
-      const g = globalOptions(cmd);
-      await withStore(await openExisting(g), async (store) => {
-        const grouped = await store.usageStats({
-          groupBy: o.by ?? "source",
-          ...(o.source !== undefined ? { source: o.source } : {}),
-          ...(o.since !== undefined ? { since: o.since } : {}),
-          ...(o.until !== undefined ? { until: o.until } : {}),
-        });
-        const rows = o.by === undefined ? [totalOf(grouped)] : [...grouped, totalOf(grouped)];
-        if (o.json) return printJson(o.by === undefined ? rows[0] : grouped);
-        const style = createStyle(wantsColor(process.stdout, g.color));
-        const table = renderTable(
-          [
-            { header: (o.by ?? "").toUpperCase(), maxWidth: 32 },
-            { header: "SESSIONS", align: "right" },
-            { header: "MESSAGES", align: "right" },
-            { header: "TOOL CALLS", align: "right" },
-            { header: "INPUT TOK", align: "right" },
-            { header: "OUTPUT TOK", align: "right" },
-            { header: "CACHE READ", align: "right" },
-            { header: "REASONING", align: "right" },
-            { header: "EST. COST", align: "right" },
-            { header: "ACTUAL COST", align: "right" },
-          ],
-          rows.map((r) => [
-            r.group ?? "(none)",
-            formatCount(r.sessions),
-            formatCount(r.messages),
-            formatCount(r.tool_calls),
-            formatCount(r.input_tokens),
-            formatCount(r.output_tokens),
-            formatCount(r.cache_read_tokens),
-            formatCount(r.reasoning_tokens),
-            formatCost(r.estimated_cost_usd),
-            formatCost(r.actual_cost_usd),
-          ]),
-          style,
-        );
-        process.stdout.write(`${table}\n`);
-      });
+    .option("--until <date>", "only sessions started before a date", parseSince("--until"));
+  return withOutputOptions(command, "rows").action(async (o: StatsOptions, cmd: Command) => {
+    const g = globalOptions(cmd);
+    const format = outputFormat(o);
+    await withStore(await openExisting(g), async (store) => {
+      const grouped = await usage(store, o);
+      const rows = o.by === undefined ? [totalOf(grouped)] : [...grouped, totalOf(grouped)];
+      if (format === "json") return printJson(o.by === undefined ? rows[0] : grouped);
+      if (format !== "table") {
+        process.stdout.write(delimited(o.by === undefined ? rows : grouped, CSV_COLUMNS, format));
+        return;
+      }
+      const style = createStyle(wantsColor(process.stdout, g.color));
+      const table = renderTable(
+        [
+          { header: (o.by ?? "").toUpperCase(), maxWidth: 32, minWidth: 8 },
+          { header: "SESSIONS", align: "right" },
+          { header: "MESSAGES", align: "right", dropOrder: 2 },
+          { header: "TOOL CALLS", align: "right", dropOrder: 5 },
+          { header: "INPUT TOK", align: "right", dropOrder: 3 },
+          { header: "OUTPUT TOK", align: "right", dropOrder: 3 },
+          { header: "CACHE READ", align: "right", dropOrder: 7 },
+          { header: "REASONING", align: "right", dropOrder: 6 },
+          { header: "EST. COST", align: "right", dropOrder: 4 },
+          { header: "ACTUAL COST", align: "right", dropOrder: 1 },
+        ],
+        rows.map((r) => [
+          r.group ?? "(none)",
+          formatCount(r.sessions),
+          formatCount(r.messages),
+          formatCount(r.tool_calls),
+          formatCount(r.input_tokens),
+          formatCount(r.output_tokens),
+          formatCount(r.cache_read_tokens),
+          formatCount(r.reasoning_tokens),
+          formatCost(r.estimated_cost_usd),
+          formatCost(r.actual_cost_usd),
+        ]),
+        style,
+        outputWidth(),
+      );
+      process.stdout.write(`${table}\n`);
     });
+  });
 }

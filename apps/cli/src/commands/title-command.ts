@@ -38,7 +38,11 @@ export function titleCommand(): Command {
         if (title === undefined && !o.clear) {
           const current = await store.getSessionTitle(id);
           if (o.json) return printJson({ id, title: current });
-          process.stdout.write(`${current ?? "(untitled)"}\n`);
+          // stdout is the title and nothing else, so `$(hermes-sessions title X)` is empty for
+          // an untitled session; the hint is for the person, on stderr.
+          if (current === null)
+            process.stderr.write(`${id} has no title (set one: hermes-sessions title ${id} 'New title')\n`);
+          else process.stdout.write(`${current}\n`);
           return;
         }
         await store.setSessionTitle(id, o.clear ? null : title!);

@@ -42,7 +42,8 @@ function renderLineage(lineage: LineageView, style: TerminalStyle): string[] {
   return lines;
 }
 
-const plural = (n: number, word: string) => `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
+/** `1 message`, `2,000 messages`. */
+export const plural = (n: number, word: string) => `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
 
 const indent = (text: string, prefix = "  ") =>
   text

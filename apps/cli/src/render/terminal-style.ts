@@ -1,3 +1,5 @@
+import { styleText } from "node:util";
+
 /** ANSI styling that turns itself off when the output is not a terminal. */
 export interface TerminalStyle {
   /** Whether ANSI escapes are written. */
@@ -11,12 +13,9 @@ export interface TerminalStyle {
   blue(text: string): string;
   magenta(text: string): string;
   cyan(text: string): string;
-  /** A search match: reverse-video yellow on a terminal, `>>>match<<<` elsewhere. */
+  /** A search match: bold reverse-video yellow on a terminal, `>>>match<<<` elsewhere. */
   match(text: string): string;
 }
-
-const wrap = (on: boolean, open: number, close: number) => (text: string) =>
-  on ? `\x1b[${open}m${text}\x1b[${close}m` : text;
 
 /**
  * Decides colour the usual way: `NO_COLOR` (any value) or `--no-color` turns it off,
@@ -30,24 +29,26 @@ export function wantsColor(stream: { isTTY?: boolean }, flag?: boolean): boolean
   return stream.isTTY === true;
 }
 
-/** A style for one output stream. */
+type Format = Parameters<typeof styleText>[0];
+
+// Colour is decided above, per stream: Node's own check (stdout's, in some 20.x releases only
+// for single formats) must not second-guess it.
+const paint = (format: Format, text: string) => styleText(format, text, { validateStream: false });
+
+/** A style for one output stream (Node's `util.styleText`, once colour is decided). */
 export function createStyle(color: boolean): TerminalStyle {
+  const as = (format: Format) => (text: string) => (color ? paint(format, text) : text);
   return {
     color,
-    bold: wrap(color, 1, 22),
-    dim: wrap(color, 2, 22),
-    italic: wrap(color, 3, 23),
-    red: wrap(color, 31, 39),
-    green: wrap(color, 32, 39),
-    yellow: wrap(color, 33, 39),
-    blue: wrap(color, 34, 39),
-    magenta: wrap(color, 35, 39),
-    cyan: wrap(color, 36, 39),
-    match: (text) => (color ? `\x1b[1;7;33m${text}\x1b[0m` : `>>>${text}<<<`),
+    bold: as("bold"),
+    dim: as("dim"),
+    italic: as("italic"),
+    red: as("red"),
+    green: as("green"),
+    yellow: as("yellow"),
+    blue: as("blue"),
+    magenta: as("magenta"),
+    cyan: as("cyan"),
+    match: (text) => (color ? paint(["bold", "inverse", "yellow"], text) : `>>>${text}<<<`),
   };
-}
-
-/** Removes ANSI escapes (for width computations). */
-export function stripAnsi(text: string): string {
-  return text.replace(/\x1b\[[0-9;]*m/g, "");
 }

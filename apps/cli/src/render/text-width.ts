@@ -1,47 +1,27 @@
-import { stripAnsi } from "./terminal-style.js";
+import stringWidth from "string-width";
 
-// East Asian Wide/Fullwidth ranges and emoji take two terminal columns; a table of CJK titles
-// would otherwise be misaligned.
-const WIDE: ReadonlyArray<readonly [number, number]> = [
-  [0x1100, 0x115f],
-  [0x2e80, 0x303e],
-  [0x3041, 0x33ff],
-  [0x3400, 0x4dbf],
-  [0x4e00, 0x9fff],
-  [0xa000, 0xa4cf],
-  [0xac00, 0xd7a3],
-  [0xf900, 0xfaff],
-  [0xfe30, 0xfe4f],
-  [0xff00, 0xff60],
-  [0xffe0, 0xffe6],
-  [0x1f300, 0x1f64f],
-  [0x1f900, 0x1f9ff],
-  [0x20000, 0x3fffd],
-];
-
-function charWidth(cp: number): number {
-  if (cp === 0 || cp < 32 || (cp >= 0x7f && cp < 0xa0)) return 0;
-  if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f)) return 0;
-  for (const [lo, hi] of WIDE) if (cp >= lo && cp <= hi) return 2;
-  return 1;
-}
+// Width comes from string-width (East Asian Width, emoji presentation, zero-width marks);
+// cutting goes grapheme by grapheme, so a ZWJ emoji or a skin tone is never split.
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 /** Columns a string occupies in a terminal (ANSI escapes excluded). */
 export function displayWidth(text: string): number {
-  let width = 0;
-  for (const ch of stripAnsi(text)) width += charWidth(ch.codePointAt(0)!);
-  return width;
+  return stringWidth(text);
 }
 
-/** Cuts a plain string to at most `max` columns, ending with `…` when cut. */
+/**
+ * Cuts a plain string to at most `max` columns, ending with `…` when cut. A wide character
+ * that would overflow the last column is left out (the result may be one column short).
+ */
 export function truncate(text: string, max: number): string {
-  if (displayWidth(text) <= max) return text;
+  if (stringWidth(text) <= max) return text;
+  if (max <= 0) return "";
   let out = "";
   let width = 0;
-  for (const ch of text) {
-    const w = charWidth(ch.codePointAt(0)!);
+  for (const { segment } of graphemes.segment(text)) {
+    const w = stringWidth(segment);
     if (width + w > max - 1) break;
-    out += ch;
+    out += segment;
     width += w;
   }
   return `${out}…`;
@@ -49,7 +29,7 @@ export function truncate(text: string, max: number): string {
 
 /** Pads to `width` columns (left-aligned, or right-aligned for numbers). */
 export function pad(text: string, width: number, align: "left" | "right" = "left"): string {
-  const fill = " ".repeat(Math.max(0, width - displayWidth(text)));
+  const fill = " ".repeat(Math.max(0, width - stringWidth(text)));
   return align === "left" ? text + fill : fill + text;
 }
 

@@ -81,15 +81,24 @@ export function cliOn(db: string, args: string[], o: { env?: Record<string, stri
  * Runs the CLI inside a pseudo-terminal (util-linux `script`), so stdout is a TTY; returns
  * what the terminal received (with `\r\n` line ends).
  */
-export function cliInPty(args: string[], input = "", env: Record<string, string> = {}): CliResult {
+export function cliInPty(
+  args: string[],
+  input = "",
+  env: Record<string, string> = {},
+  size?: { columns: number; rows?: number },
+): CliResult {
   const quote = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
-  const command = [process.execPath, CLI_MAIN, ...args].map(quote).join(" ");
+  const run = [process.execPath, CLI_MAIN, ...args].map(quote).join(" ");
+  // The terminal's size, as a user's window would have it (`script` starts with 0x0).
+  const command = size === undefined ? run : `stty cols ${size.columns} rows ${size.rows ?? 40}; exec ${run}`;
   const r = spawnSync("script", ["-qec", command, "/dev/null"], {
     input,
     env: {
       ...process.env,
       TZ: "UTC",
       TERM: "xterm-256color",
+      // Rendering tests read the terminal directly; the pager test sets its own.
+      PAGER: "cat",
       NO_COLOR: undefined,
       FORCE_COLOR: undefined,
       ...env,

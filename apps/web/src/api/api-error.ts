@@ -1,4 +1,4 @@
-import { HermesStoreError } from "@hermes/store";
+import { HermesStoreError } from "@hermes/core";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 

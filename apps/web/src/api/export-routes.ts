@@ -1,5 +1,5 @@
 import { PassThrough, Readable } from "node:stream";
-import type { SessionStoreApi } from "@hermes/store";
+import type { SessionStore } from "@hermes/core";
 import { Hono } from "hono";
 import { badRequest, notFound } from "./api-error.js";
 
@@ -7,7 +7,7 @@ import { badRequest, notFound } from "./api-error.js";
 const fileName = (id: string, ext: string) => `${id.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 120)}.${ext}`;
 
 /** Downloads of one session: the portable JSONL (what `import` reads) or Markdown. */
-export function exportRoutes(store: SessionStoreApi): Hono {
+export function exportRoutes(store: SessionStore): Hono {
   const api = new Hono();
   api.get("/sessions/:id/export", async (c) => {
     const id = c.req.param("id");

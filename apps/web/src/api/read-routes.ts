@@ -1,4 +1,4 @@
-import type { SessionStoreApi } from "@hermes/store";
+import type { SessionStore } from "@hermes/core";
 import { Hono } from "hono";
 import { badRequest, notFound } from "./api-error.js";
 import { int, list, text, time } from "./query-params.js";
@@ -6,17 +6,14 @@ import { int, list, text, time } from "./query-params.js";
 const USAGE_GROUPS = ["day", "model", "source"] as const;
 
 /** Titles of the sessions of search hits, each read once. */
-async function titlesOf(
-  store: SessionStoreApi,
-  ids: Iterable<string>,
-): Promise<Record<string, string | null>> {
+async function titlesOf(store: SessionStore, ids: Iterable<string>): Promise<Record<string, string | null>> {
   const out: Record<string, string | null> = {};
   for (const id of new Set(ids)) out[id] = await store.getSessionTitle(id);
   return out;
 }
 
 /** The JSON API the pages read: sessions, one session, its messages, search, usage. */
-export function readRoutes(store: SessionStoreApi): Hono {
+export function readRoutes(store: SessionStore): Hono {
   const api = new Hono();
 
   // What the filters offer: every source and model with sessions.

@@ -1,4 +1,4 @@
-import type { SessionStoreApi } from "@hermes/store";
+import type { SessionStore } from "@hermes/core";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { badRequest, notFound } from "./api-error.js";
@@ -16,7 +16,7 @@ async function jsonBody(req: { json(): Promise<unknown> }): Promise<Record<strin
 }
 
 /** Rename, delete and prune: mounted only with `--allow-writes`, each behind the CSRF guard. */
-export function writeRoutes(store: SessionStoreApi): Hono {
+export function writeRoutes(store: SessionStore): Hono {
   const api = new Hono();
   api.use(bodyLimit({ maxSize: 16 * 1024 }));
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import type { SessionStoreApi } from "@hermes/store";
+import type { SessionStore } from "@hermes/core";
 
 /** Something changed in the store: sessions or messages were added, changed or removed. */
 export interface StoreChange {
@@ -23,7 +23,7 @@ export interface ChangeFeed {
  * deletions from any process, on every backend; not renames, which the page that made them
  * shows itself.
  */
-export function pollingChangeFeed(store: SessionStoreApi, o: { intervalMs?: number } = {}): ChangeFeed {
+export function pollingChangeFeed(store: SessionStore, o: { intervalMs?: number } = {}): ChangeFeed {
   const intervalMs = o.intervalMs ?? 1000;
   const listeners = new Set<(change: StoreChange) => void>();
   let looping = false;

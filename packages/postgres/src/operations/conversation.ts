@@ -3,17 +3,17 @@ import {
   InvalidArgumentError,
   isReplayedUserPrompt,
   MAX_LINEAGE_HOPS,
-  options,
+  optionsObject,
   REPLAY_COLUMNS,
   requireId,
   toConversationMessage,
-} from "@hermes/store";
+} from "@hermes/core";
 import { anyText, type PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 
 /** The `includeAncestors` option of a conversation read (a boolean, default `false`). */
 export function includeAncestorsOption(o: { includeAncestors?: boolean } | undefined): boolean {
-  const includeAncestors = options("options", o).includeAncestors;
+  const includeAncestors = optionsObject("options", o).includeAncestors;
   if (includeAncestors !== undefined && typeof includeAncestors !== "boolean") {
     throw new InvalidArgumentError("includeAncestors", "includeAncestors must be a boolean");
   }

@@ -1,4 +1,3 @@
-import type { SessionRow } from "@hermes/schema";
 import {
   InvalidArgumentError,
   type ListSessionsRichOptions,
@@ -6,13 +5,14 @@ import {
   nonNegativeInt,
   optionalString,
   optionalStringArray,
-  options,
+  optionsObject,
   previewOf,
   type RichSessionRow,
   requireId,
   type SessionWithLastActive,
   TIP_FIELDS,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { SessionRow } from "@hermes/schema";
 import { type ExpressionBuilder, sql } from "kysely";
 import { anyText, collateC, type PgDatabase, type PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
@@ -62,7 +62,7 @@ export async function searchSessions(
     offset?: number;
   },
 ): Promise<SessionWithLastActive[]> {
-  const opts = options("options", o);
+  const opts = optionsObject("options", o);
   const source = optionalString("source", opts.source);
   const limit = nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT);
   const offset = nonNegativeInt("offset", opts.offset, 0);
@@ -82,12 +82,12 @@ export async function searchSessions(
   );
 }
 
-/** Sessions for a picker with `last_active` and `preview` (see `@hermes/store`). */
+/** Sessions for a picker with `last_active` and `preview` (see `SessionStore` of `@hermes/core`). */
 export async function listSessionsRich(
   ctx: PgStoreContext,
   o?: ListSessionsRichOptions,
 ): Promise<RichSessionRow[]> {
-  const opts = options("options", o);
+  const opts = optionsObject("options", o);
   const source = optionalString("source", opts.source);
   const exclude = optionalStringArray("excludeSources", opts.excludeSources);
   const includeChildren = flag("includeChildren", opts.includeChildren, false);

@@ -1,4 +1,3 @@
-import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import {
   type AppendMessageInput,
   InvalidArgumentError,
@@ -8,7 +7,8 @@ import {
   requireId,
   SessionNotFoundError,
   toMessageRow,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
 import { anyText, type PgDb } from "../pg-database.js";
 import { foreignKeyToNotFound } from "../pg-errors.js";

@@ -1,12 +1,12 @@
 import {
   type AutoPruneOptions,
   type AutoPruneResult,
-  duration,
   EXPORT_ALL_LIMIT,
   InvalidArgumentError,
   type MessageRow,
+  nonNegativeDuration,
   optionalString,
-  options,
+  optionsObject,
   removeSessionFiles,
   requireId,
   runAutoPrune,
@@ -14,7 +14,7 @@ import {
   type SessionWithLastActive,
   sessionsDirOf,
   toMessageRow,
-} from "@hermes/store";
+} from "@hermes/core";
 import { sql } from "kysely";
 import { anyText, collateC } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
@@ -40,7 +40,7 @@ export async function exportAll(
     source?: string;
   },
 ): Promise<Array<SessionWithLastActive & { messages: MessageRow[] }>> {
-  const source = optionalString("source", options("options", o).source);
+  const source = optionalString("source", optionsObject("options", o).source);
   return ctx.snapshot(async (db) => {
     const rows = (await db
       .selectFrom("sessions as s")
@@ -77,7 +77,7 @@ export async function deleteSession(
   o?: { sessionsDir?: string },
 ): Promise<boolean> {
   const sid = requireId("id", id);
-  const dir = sessionsDirOf(options("options", o).sessionsDir);
+  const dir = sessionsDirOf(optionsObject("options", o).sessionsDir);
   const deleted = await ctx.write(async (db) => {
     const found = await db
       .selectFrom("sessions")
@@ -108,8 +108,8 @@ export async function pruneSessions(
     sessionsDir?: string;
   },
 ): Promise<number> {
-  const opts = options("options", o);
-  const days = duration("olderThanDays", opts.olderThanDays, 90);
+  const opts = optionsObject("options", o);
+  const days = nonNegativeDuration("olderThanDays", opts.olderThanDays, 90);
   const source = optionalString("source", opts.source);
   const dir = sessionsDirOf(opts.sessionsDir);
   const removed = await ctx.write(async (db) => {

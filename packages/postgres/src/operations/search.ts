@@ -1,16 +1,16 @@
-import { type SearchIndexProgress, type SearchIndexReport, substringExcerpt } from "@hermes/search";
 import {
   InvalidArgumentError,
-  options,
+  optionsObject as options,
   type SearchHit,
   type SearchMessagesOptions,
-  searchArguments,
-} from "@hermes/store";
+} from "@hermes/core";
+import { type SearchIndexProgress, type SearchIndexReport, substringExcerpt } from "@hermes/search";
 import { sql } from "kysely";
 import { anyText, collateC } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { fts5Snippet } from "../search/fts5-compat.js";
 import { searchTokenCount, searchTrigramCount, searchVectorLiteral } from "../search/pg-search-text.js";
+import { searchArguments } from "../search/search-arguments.js";
 import { searchContexts } from "../search/search-contexts.js";
 import { searchQuery } from "../search/search-query.js";
 import { messageCount } from "./sessions.js";

@@ -1,17 +1,17 @@
-import type { SessionRow } from "@hermes/schema";
 import {
   type CreateSessionInput,
   type EnsureSessionInput,
   escapeLike,
   InvalidArgumentError,
-  integer,
+  integerDelta,
   newSessionRow,
   optionalNumber,
   optionalString,
-  options,
+  optionsObject,
   requireId,
   type UpdateTokenCountsInput,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { SessionRow } from "@hermes/schema";
 import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import { foreignKeyToNotFound } from "../pg-errors.js";
@@ -38,7 +38,7 @@ export async function createSession(ctx: PgStoreContext, input: CreateSessionInp
 
 /** Creates the session if missing (`source` defaults to `unknown`); never overwrites. */
 export async function ensureSession(ctx: PgStoreContext, input: EnsureSessionInput): Promise<void> {
-  const s = options("session", input);
+  const s = optionsObject("session", input);
   const id = requireId("id", s.id);
   const source = s.source === undefined ? "unknown" : requireId("source", s.source);
   const model = optionalString("model", s.model);
@@ -96,16 +96,16 @@ export async function updateTokenCounts(
   id: string,
   input: UpdateTokenCountsInput = {},
 ): Promise<void> {
-  const u = options("usage", input);
+  const u = optionsObject("usage", input);
   if (u.absolute !== undefined && typeof u.absolute !== "boolean") {
     throw new InvalidArgumentError("absolute", "absolute must be a boolean");
   }
   const sid = requireId("id", id);
-  const inputTokens = integer("inputTokens", u.inputTokens);
-  const output = integer("outputTokens", u.outputTokens);
-  const cacheRead = integer("cacheReadTokens", u.cacheReadTokens);
-  const cacheWrite = integer("cacheWriteTokens", u.cacheWriteTokens);
-  const reasoning = integer("reasoningTokens", u.reasoningTokens);
+  const inputTokens = integerDelta("inputTokens", u.inputTokens);
+  const output = integerDelta("outputTokens", u.outputTokens);
+  const cacheRead = integerDelta("cacheReadTokens", u.cacheReadTokens);
+  const cacheWrite = integerDelta("cacheWriteTokens", u.cacheWriteTokens);
+  const reasoning = integerDelta("reasoningTokens", u.reasoningTokens);
   const estimated = optionalNumber("estimatedCostUsd", u.estimatedCostUsd);
   const actual = optionalNumber("actualCostUsd", u.actualCostUsd);
   const costStatus = optionalString("costStatus", u.costStatus);
@@ -115,7 +115,7 @@ export async function updateTokenCounts(
   const billingBaseUrl = optionalString("billingBaseUrl", u.billingBaseUrl);
   const billingMode = optionalString("billingMode", u.billingMode);
   const model = optionalString("model", u.model);
-  const apiCalls = integer("apiCallCount", u.apiCallCount);
+  const apiCalls = integerDelta("apiCallCount", u.apiCallCount);
   // Cost, status and pricing: the latest known value wins; billing and model: the first.
   const common = {
     cost_status: sql<string>`COALESCE(${costStatus}::text, cost_status)`,
@@ -197,7 +197,7 @@ export async function resolveSessionId(ctx: PgStoreContext, idOrPrefix: string):
 
 /** Number of sessions, of one source when given. */
 export async function sessionCount(ctx: PgStoreContext, o?: { source?: string }): Promise<number> {
-  const source = optionalString("source", options("options", o).source);
+  const source = optionalString("source", optionsObject("options", o).source);
   return ctx.read(async (db) => {
     const row = await db
       .selectFrom("sessions")
@@ -210,7 +210,7 @@ export async function sessionCount(ctx: PgStoreContext, o?: { source?: string })
 
 /** Number of message rows, of one session when given. */
 export async function messageCount(ctx: PgStoreContext, o?: { sessionId?: string }): Promise<number> {
-  const sessionId = optionalString("sessionId", options("options", o).sessionId);
+  const sessionId = optionalString("sessionId", optionsObject("options", o).sessionId);
   return ctx.read(async (db) => {
     const row = await db
       .selectFrom("messages")

@@ -1,4 +1,3 @@
-import type { SessionRow } from "@hermes/schema";
 import {
   escapeLike,
   lineageBase,
@@ -8,7 +7,8 @@ import {
   sanitizeTitle,
   TitleConflictError,
   titleArgument,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { SessionRow } from "@hermes/schema";
 import type { PgDb } from "../pg-database.js";
 import { isUniqueViolation } from "../pg-errors.js";
 import type { PgStoreContext } from "../pg-store-context.js";

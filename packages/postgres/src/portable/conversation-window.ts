@@ -3,7 +3,7 @@ import {
   type ConversationWindowOptions,
   conversationWindowArguments,
   WindowPicker,
-} from "@hermes/store";
+} from "@hermes/core";
 import type { PgStoreContext } from "../pg-store-context.js";
 
 /** The last messages of a session, bounded by count and tokens. */

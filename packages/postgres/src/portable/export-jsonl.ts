@@ -5,7 +5,7 @@ import {
   type JsonlDestination,
   jsonlHeaderLine,
   sinkFor,
-} from "@hermes/store";
+} from "@hermes/core";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { exportSessions } from "./export-stream.js";
 

@@ -1,11 +1,11 @@
-import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import {
   canonicalMessage,
   canonicalSession,
   type ExportStreamOptions,
   exportFilter,
   type PortableSession,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
 import { anyText, collateC, type PgDb } from "../pg-database.js";
 import { mapPgError } from "../pg-errors.js";

@@ -1,4 +1,3 @@
-import type { SessionRow } from "@hermes/schema";
 import {
   type ForkSessionOptions,
   forkArguments,
@@ -6,7 +5,8 @@ import {
   newSessionId,
   SessionNotFoundError,
   TitleConflictError,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { SessionRow } from "@hermes/schema";
 import { sessionById } from "../operations/sessions.js";
 import { nextTitleInLineage } from "../operations/titles.js";
 import type { PgStoreContext } from "../pg-store-context.js";

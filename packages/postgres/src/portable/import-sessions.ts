@@ -1,4 +1,3 @@
-import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import {
   type ImportOutcome,
   type ImportReport,
@@ -9,7 +8,8 @@ import {
   type PortableSession,
   runImport,
   SESSION_COLUMNS,
-} from "@hermes/store";
+} from "@hermes/core";
+import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
@@ -134,7 +134,7 @@ async function writeSession(
 
 /**
  * Imports sessions from a JSONL file or an iterable with the SQLite store's rules
- * (`@hermes/store`'s `runImport`: validated, parents first, each session whole or not at all,
+ * (`@hermes/core`'s `runImport`: validated, parents first, each session whole or not at all,
  * idempotent); each unit of sessions is one transaction of the store's writer.
  */
 export async function importSessions(

@@ -4,7 +4,7 @@ import {
   iterMessagesArguments,
   type MessageRow,
   toMessageRow,
-} from "@hermes/store";
+} from "@hermes/core";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { MESSAGE_COLUMNS } from "../table-columns.js";
 

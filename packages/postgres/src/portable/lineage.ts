@@ -4,9 +4,9 @@ import {
   type LineageNode,
   MAX_LINEAGE_HOPS,
   nonNegativeInt,
-  options,
+  optionsObject,
   requireId,
-} from "@hermes/store";
+} from "@hermes/core";
 import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
@@ -86,7 +86,12 @@ export async function getLineage(
   o?: { maxDescendants?: number },
 ): Promise<Lineage | null> {
   const sessionId = requireId("id", id);
-  const limit = nonNegativeInt("maxDescendants", options("options", o).maxDescendants, 10_000, 1_000_000);
+  const limit = nonNegativeInt(
+    "maxDescendants",
+    optionsObject("options", o).maxDescendants,
+    10_000,
+    1_000_000,
+  );
   return ctx.snapshot(async (db) => {
     const node = async (nid: string) =>
       (await nodeQuery(db).where("c.id", "=", nid).executeTakeFirst()) as NodeRow | undefined;

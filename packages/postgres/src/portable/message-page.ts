@@ -6,12 +6,12 @@ import {
   messagePageArguments,
   pageAround,
   toMessageRow,
-} from "@hermes/store";
+} from "@hermes/core";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { MESSAGE_COLUMNS } from "../table-columns.js";
 
-/** A page of a session's messages with the counts before and after it (`getMessagePage` of `@hermes/store`). */
+/** A page of a session's messages with the counts before and after it (`getMessagePage` of `SessionStore`). */
 export async function getMessagePage(
   ctx: PgStoreContext,
   sessionId: string,

@@ -4,7 +4,7 @@ import {
   type SessionPageOptions,
   type SessionPageRow,
   sessionPageArguments,
-} from "@hermes/store";
+} from "@hermes/core";
 import { sql } from "kysely";
 import type { PgStoreContext } from "../pg-store-context.js";
 
@@ -22,7 +22,7 @@ const lastActive = (s: string) =>
     `COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = ${s}.id), ${s}.started_at)`,
   );
 
-/** One page of sessions, most recently active chain first (`listSessionPage` of `@hermes/store`). */
+/** One page of sessions, most recently active chain first (`listSessionPage` of `SessionStore`). */
 export async function listSessionPage(ctx: PgStoreContext, o?: SessionPageOptions): Promise<SessionPage> {
   const a = sessionPageArguments(o);
   return ctx.read((db) => sessionPage(db, a));

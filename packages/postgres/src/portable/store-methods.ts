@@ -1,4 +1,4 @@
-import { type AnthropicConversation, requireId, sessionToMarkdown, toAnthropicMessages } from "@hermes/store";
+import { type AnthropicConversation, requireId, sessionToMarkdown, toAnthropicMessages } from "@hermes/core";
 import { conversationOf, includeAncestorsOption } from "../operations/conversation.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { exportStream } from "./export-stream.js";

@@ -2,16 +2,16 @@ import {
   InvalidArgumentError,
   optionalNumber,
   optionalString,
-  options,
+  optionsObject,
   type UsageStatsOptions,
   type UsageStatsRow,
-} from "@hermes/store";
+} from "@hermes/core";
 import { sql } from "kysely";
 import type { PgStoreContext } from "../pg-store-context.js";
 
 /** Sessions, messages, tokens and cost grouped by source, model or UTC day. */
 export async function usageStats(ctx: PgStoreContext, o: UsageStatsOptions): Promise<UsageStatsRow[]> {
-  const opts = options("options", o);
+  const opts = optionsObject("options", o);
   const groupBy = opts.groupBy;
   if (groupBy !== "source" && groupBy !== "model" && groupBy !== "day") {
     throw new InvalidArgumentError("groupBy", "groupBy must be 'source', 'model' or 'day'");

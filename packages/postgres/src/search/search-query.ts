@@ -1,13 +1,4 @@
-import {
-  lexCjkQuery,
-  parseFtsQuery,
-  parseQueryTokens,
-  type planSearch,
-  positiveTerms,
-  pyStrip,
-  queryTerms,
-  sanitizeFts5Query,
-} from "@hermes/search";
+import { parseCjkQuery, parseFtsQuery, type planSearch, positiveTerms, queryTerms } from "@hermes/search";
 import { type Expression, type RawBuilder, sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import {
@@ -121,9 +112,9 @@ export async function searchQuery(
       needles: [],
     };
   }
-  const sanitized = sanitizeFts5Query(query);
-  const tree = parseQueryTokens(lexCjkQuery(sanitized));
-  if (tree === null || pyStrip(sanitized).length === 0) return null;
+  // The same tree the plan was made from (a leading NOT kept, as on SQLite).
+  const tree = parseCjkQuery(query);
+  if (tree === null) return null;
   const condition = substringCondition(tree);
   if (plan.kind === "ranked") {
     // Three or more CJK characters, every term long enough for the trigram index: ranked.

@@ -1,4 +1,4 @@
-import { sanitizeFts5Query } from "../sanitize-fts5-query.js";
+import { referenceDropsLeadingNot, referenceSanitizeFts5Query } from "../reference-sanitize-fts5-query.js";
 import {
   parseQueryTokens,
   type QueryNode,
@@ -49,7 +49,7 @@ function joinGroup<S extends { text: string; quoted: boolean; prefix: boolean }>
 }
 
 /**
- * Splits a query (already through {@link sanitizeFts5Query}) into terms and operators the way
+ * Splits a query (already through {@link referenceSanitizeFts5Query}) into terms and operators the way
  * FTS5 reads it: a balanced `"…"` is one phrase, `*` right after a term makes it a prefix,
  * uppercase `AND`/`OR`/`NOT` are operators, everything else between separators is a term.
  * Punctuation stays inside terms (`hello!`, `file.ts:42`): the tokenizer splits it away
@@ -127,15 +127,26 @@ export function ftsTerm(term: QueryTerm): string {
 }
 
 /**
- * Parses a query for the unicode61 table (`messages_fts`): the reference's sanitizer first
- * (so every query it handles keeps its meaning), then terms that hold no word are dropped
- * and dangling or doubled operators repaired. `null` when nothing searchable is left.
+ * The terms and operators of a query for the unicode61 table (`messages_fts`): the reference's
+ * sanitizer first (so every query it handles keeps its meaning), the leading `NOT` it removes put
+ * back (it would otherwise search for what is excluded), and terms that hold no word dropped.
  */
-export function parseFtsQuery(query: string): QueryNode | null {
-  const tokens = lexFtsQuery(sanitizeFts5Query(query)).filter(
+export function ftsQueryTokens(query: string): QueryToken[] {
+  const tokens = lexFtsQuery(referenceSanitizeFts5Query(query)).filter(
     (t) => t.kind === "op" || hasWordCharacter(t.text),
   );
-  return parseQueryTokens(tokens);
+  return referenceDropsLeadingNot(query) ? [LEADING_NOT, ...tokens] : tokens;
+}
+
+const LEADING_NOT: QueryToken = { kind: "op", op: "NOT" };
+
+/**
+ * Parses a query for the unicode61 table (`messages_fts`) from {@link ftsQueryTokens}, dangling
+ * or doubled operators repaired. `null` when nothing searchable is left, or when the query only
+ * excludes (`NOT docker`; see `repairOperators`).
+ */
+export function parseFtsQuery(query: string): QueryNode | null {
+  return parseQueryTokens(ftsQueryTokens(query));
 }
 
 /**
@@ -145,7 +156,8 @@ export function parseFtsQuery(query: string): QueryNode | null {
  * tokenizer instead of breaking the syntax; `col:x` filters, `NEAR(`, `^` and stray `*` lose
  * their special meaning; operators are repaired; groups are parenthesized so no input can
  * exceed FTS5's depth limit. Where the reference's query is valid, this one matches the same
- * rows (a column filter widens to all columns). Returns `""` when nothing searchable is left.
+ * rows (a column filter widens to all columns), except that a leading `NOT` still excludes.
+ * Returns `""` when nothing searchable is left or the query only excludes.
  *
  * @example
  * compileFtsQuery("hello!")         // '"hello!"'

@@ -2,9 +2,13 @@ import { containsCjk, countCjk } from "../cjk.js";
 import { cjkGramToken } from "../cjk-index/cjk-grams.js";
 import { CJK_INDEX_TABLE } from "../cjk-index/cjk-index.js";
 import { FTS_TABLE, TRIGRAM_TABLE } from "../fts-ddl.js";
-import { pyStrip, sanitizeFts5Query } from "../sanitize-fts5-query.js";
+import {
+  pyStrip,
+  referenceDropsLeadingNot,
+  referenceSanitizeFts5Query,
+} from "../reference-sanitize-fts5-query.js";
 import { likePattern } from "../search-sql.js";
-import { ftsTerm, hasWordCharacter, parseFtsQuery, SEPARATOR_RE } from "./compile-fts-query.js";
+import { ftsQueryTokens, ftsTerm, hasWordCharacter, SEPARATOR_RE } from "./compile-fts-query.js";
 import {
   parseQueryTokens,
   positiveTerms,
@@ -13,6 +17,7 @@ import {
   type QueryToken,
   queryTerms,
   renderFts5,
+  repairOperators,
 } from "./query-ast.js";
 
 /** The three indexes a term can be served by. */
@@ -46,10 +51,12 @@ export type RowSet =
  * - `substring`: CJK terms searched as substrings, each on the index that can serve it
  *   (trigram for three characters or more, the short-CJK index for one or two), combined with
  *   set operations; newest first with a 120-character excerpt, as the reference's `LIKE` path.
- * - `empty`: nothing searchable is left (blank, or only operators and punctuation).
+ * - `empty`: nothing searchable is left (blank, or only operators and punctuation), or the
+ *   query only excludes (`NOT docker`; `negationOnly`), which no index can answer: a store
+ *   refuses it (`INVALID_ARGUMENT`), since an empty answer would look like "no match".
  */
 export type SearchPlan =
-  | { readonly kind: "empty" }
+  | { readonly kind: "empty"; readonly negationOnly?: true }
   | {
       readonly kind: "ranked";
       readonly index: typeof FTS_TABLE | typeof TRIGRAM_TABLE;
@@ -162,6 +169,20 @@ function usesIndex(rows: RowSet, index: SearchIndexName): boolean {
 }
 
 /**
+ * The terms and operators of a query with CJK text, from the reference's sanitized text (as in
+ * the reference, quotes only delimit) with the leading `NOT` it removes put back.
+ */
+export function cjkQueryTokens(query: string): QueryToken[] {
+  const tokens = lexCjkQuery(referenceSanitizeFts5Query(query));
+  return referenceDropsLeadingNot(query) ? [{ kind: "op", op: "NOT" }, ...tokens] : tokens;
+}
+
+/** Parses a query with CJK text (see {@link cjkQueryTokens}); `null` as `parseQueryTokens`. */
+export function parseCjkQuery(query: string): QueryNode | null {
+  return parseQueryTokens(cjkQueryTokens(query));
+}
+
+/**
  * Decides how to answer `query`. The reference's routing is kept (its sanitizer first; no CJK
  * → unicode61; CJK → substring semantics), with these repairs: the `MATCH` expression is
  * always valid; CJK queries are routed per term (so `广西 OR 桂林` and `记忆 docker` find what
@@ -174,12 +195,15 @@ function usesIndex(rows: RowSet, index: SearchIndexName): boolean {
  */
 export function planSearch(query: string): SearchPlan {
   if (pyStrip(query).length === 0) return { kind: "empty" };
-  const sanitized = sanitizeFts5Query(query);
+  const sanitized = referenceSanitizeFts5Query(query);
   if (sanitized.length === 0) return { kind: "empty" };
+  const cjk = containsCjk(sanitized);
+  const repaired = repairOperators(cjk ? cjkQueryTokens(query) : ftsQueryTokens(query));
+  if (repaired === null) return { kind: "empty", negationOnly: true };
+  const tree = parseQueryTokens(repaired);
+  if (tree === null) return { kind: "empty" };
 
-  if (!containsCjk(sanitized)) {
-    const tree = parseFtsQuery(query);
-    if (tree === null) return { kind: "empty" };
+  if (!cjk) {
     return {
       kind: "ranked",
       index: FTS_TABLE,
@@ -188,8 +212,6 @@ export function planSearch(query: string): SearchPlan {
     };
   }
 
-  const tree = parseQueryTokens(lexCjkQuery(sanitized));
-  if (tree === null) return { kind: "empty" };
   const terms = queryTerms(tree).map((t) => t.text);
   // The reference counts CJK characters over the whole query (quotes stripped): three or
   // more and it ranks with the trigram table. Where every term can be served there, so do we.

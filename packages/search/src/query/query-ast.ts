@@ -68,39 +68,79 @@ export function positiveTerms(node: QueryNode): QueryTerm[] {
 }
 
 /**
- * Makes an operator/term sequence well-formed: operators at either end are dropped and a run
- * of operators collapses to one (`OR` if the run has one, else `NOT`, else `AND`), so
- * `a AND OR b` becomes `a OR b` and `a AND NOT b` becomes `a NOT b`.
+ * Makes an operator/term sequence well-formed, keeping what every `NOT` excludes excluded.
+ *
+ * - A run of operators between two terms collapses to one: `OR` if the run has one, else `NOT`,
+ *   else `AND` (`a AND OR b` → `a OR b`, `a AND NOT b` → `a NOT b`). Operators at the end go.
+ * - A `NOT` where a term is expected (at the start, or after `OR`) negates the next term; an
+ *   even number of them cancel out. FTS5 only has `x NOT y`, so the negated term moves after
+ *   the terms it is joined to: `NOT docker deploy` → `deploy NOT docker`.
+ *
+ * Returns `null` when a negation has nothing to be subtracted from (`NOT docker`,
+ * `deploy OR NOT docker`): no FTS5 query means that, and dropping the `NOT` would return
+ * exactly what was excluded.
  */
-export function repairOperators(tokens: readonly QueryToken[]): QueryToken[] {
-  const out: QueryToken[] = [];
-  let pending: Set<QueryOperator> | null = null;
+export function repairOperators(tokens: readonly QueryToken[]): QueryToken[] | null {
+  // First pass: binary operators collapsed; negations at the start of a branch marked.
+  type Item = QueryToken | { readonly kind: "negate" };
+  const items: Item[] = [];
+  let run: QueryOperator[] = [];
   for (const token of tokens) {
     if (token.kind === "op") {
-      if (out.length > 0) {
-        pending ??= new Set();
-        pending.add(token.op);
-      }
+      run.push(token.op);
       continue;
     }
-    if (pending !== null) {
-      const op: QueryOperator = pending.has("OR") ? "OR" : pending.has("NOT") ? "NOT" : "AND";
-      out.push({ kind: "op", op });
-      pending = null;
+    const afterOr = run.lastIndexOf("OR");
+    let unary = run;
+    if (items.length > 0 && run.length > 0) {
+      if (afterOr >= 0) {
+        items.push({ kind: "op", op: "OR" });
+        unary = run.slice(afterOr + 1);
+      } else {
+        items.push({ kind: "op", op: run.includes("NOT") ? "NOT" : "AND" });
+        unary = [];
+      }
     }
-    out.push(token);
+    if (unary.filter((op) => op === "NOT").length % 2 === 1) items.push({ kind: "negate" });
+    items.push(token);
+    run = [];
   }
-  return out;
+  // Second pass, branch by branch (OR binds loosest): `NOT t rest` becomes `rest₀ NOT t rest₁`,
+  // where rest₀ is the run of terms that `rest` starts with.
+  const out: QueryToken[] = [];
+  let branch: Item[] = [];
+  const endBranch = (): boolean => {
+    if (branch[0]?.kind === "negate") {
+      const negated = branch[1] as QueryTerm;
+      const rest = branch.slice(2);
+      if (rest[0]?.kind === "op" && rest[0].op === "AND") rest.shift();
+      const lead = rest.findIndex((t) => t.kind !== "term");
+      const cut = lead === -1 ? rest.length : lead;
+      if (cut === 0) return false;
+      branch = [...rest.slice(0, cut), { kind: "op", op: "NOT" }, negated, ...rest.slice(cut)];
+    }
+    out.push(...(branch as QueryToken[]));
+    branch = [];
+    return true;
+  };
+  for (const item of items) {
+    if (item.kind === "op" && item.op === "OR") {
+      if (!endBranch()) return null;
+      out.push(item);
+    } else branch.push(item);
+  }
+  return endBranch() ? out : null;
 }
 
 /**
- * Parses a repaired token sequence with FTS5's precedence: a run of adjacent terms is one
- * implicit AND, then `NOT` (left-associative, so `a NOT b NOT c` is `a NOT (b OR c)`), then
- * `AND`, then `OR`. Returns `null` for an empty sequence.
+ * Parses a token sequence with FTS5's precedence, after {@link repairOperators}: a run of
+ * adjacent terms is one implicit AND, then `NOT` (left-associative, so `a NOT b NOT c` is
+ * `a NOT (b OR c)`), then `AND`, then `OR`. Returns `null` for an empty sequence and for a
+ * negation with nothing to subtract it from (see {@link repairOperators}).
  */
 export function parseQueryTokens(tokens: readonly QueryToken[]): QueryNode | null {
   const seq = repairOperators(tokens);
-  if (seq.length === 0) return null;
+  if (seq === null || seq.length === 0) return null;
   let i = 0;
   const peekOp = (op: QueryOperator) => {
     const t = seq[i];

@@ -1,4 +1,10 @@
-import { containsCjk, countCjk, pyStrip, sanitizeFts5Query } from "@hermes/search";
+import {
+  containsCjk,
+  countCjk,
+  pyStrip,
+  referenceDropsLeadingNot,
+  referenceSanitizeFts5Query,
+} from "@hermes/search";
 import type Database from "better-sqlite3";
 
 /** A hit as the reference returns it, without context. */
@@ -21,10 +27,12 @@ const PY_WS = /[\t\n\v\f\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f
  * Whether the reference's answer to `query` means what it says. Its trigram path silently
  * ignores terms shorter than three characters (FTS5 treats them as empty phrases), so
  * `hello 桂林 广西` returns every `hello` whether or not 桂林 and 广西 are there; such answers
- * are a bug we do not reproduce. So is an answer that ignored what follows a NUL.
+ * are a bug we do not reproduce. So is an answer that ignored what follows a NUL, and one to a
+ * query whose leading `NOT` the reference removed (it finds what the user excluded).
  */
 export function referenceIsReliable(query: string): boolean {
-  const q = sanitizeFts5Query(query);
+  if (referenceDropsLeadingNot(query)) return false;
+  const q = referenceSanitizeFts5Query(query);
   // FTS5 reads a MATCH string up to its first NUL: the rest of the query is silently ignored.
   if (q.includes("\u0000")) return false;
   if (!containsCjk(q)) return true;
@@ -67,7 +75,7 @@ export function referenceSearch(
   f: ReferenceFilters = {},
 ): ReferenceHit[] {
   if (pyStrip(query).length === 0) return [];
-  const q = sanitizeFts5Query(query);
+  const q = referenceSanitizeFts5Query(query);
   if (q.length === 0) return [];
   const where: string[] = [];
   const params: unknown[] = [];

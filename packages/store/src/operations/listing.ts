@@ -1,24 +1,22 @@
-import type { HermesDatabase } from "@hermes/schema";
-import { type Kysely, sql } from "kysely";
-import { InvalidArgumentError } from "../errors.js";
-import { type CompiledTemplate, compileQuery, param } from "../prepared-query.js";
-import type { StoreContext } from "../store-context.js";
-import type { ListSessionsRichOptions, RichSessionRow, SessionRow, SessionWithLastActive } from "../types.js";
 import {
+  type ListSessionsRichOptions,
   MAX_LIMIT,
   nonNegativeInt,
+  optionalBoolean,
   optionalString,
   optionalStringArray,
-  options,
+  optionsObject,
+  previewOf,
+  type RichSessionRow,
   requireId,
-} from "../validate.js";
-
-/** A boolean option, or `fallback` when absent. */
-function flag(name: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "boolean") throw new InvalidArgumentError(name, `${name} must be a boolean`);
-  return value;
-}
+  type SessionRow,
+  type SessionWithLastActive,
+  TIP_FIELDS,
+} from "@hermes/core";
+import type { HermesDatabase } from "@hermes/schema";
+import { type Kysely, sql } from "kysely";
+import { type CompiledTemplate, compileQuery, param } from "../prepared-query.js";
+import type { StoreContext } from "../store-context.js";
 
 // The newest message's time, else the start: the same value as the reference's LEFT JOIN on
 // `MAX(timestamp) … GROUP BY session_id`, computed per session through
@@ -65,7 +63,7 @@ export function searchSessions(
   ctx: StoreContext,
   o?: { source?: string; limit?: number; offset?: number },
 ): SessionWithLastActive[] {
-  const opts = options("options", o);
+  const opts = optionsObject("options", o);
   const source = optionalString("source", opts.source);
   const page = {
     limit: nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT),
@@ -133,71 +131,10 @@ const listQueries: ReadonlyArray<CompiledTemplate<ListArgs>> = Array.from({ leng
 
 const richRowQ = compileQuery<{ id: string }>((db) => richSelect(db).where("s.id", "=", param("id")));
 
-/** Python's `str.isspace()` for one UTF-16 unit (JavaScript's `\s` differs: it lacks U+001C–U+001F and U+0085, and includes U+FEFF). */
-function isPySpace(c: number): boolean {
-  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f);
-  if (c < 0x85) return false;
-  return (
-    c === 0x85 ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000
-  );
-}
-
-const PREVIEW_CHARS = 60;
-
-/**
- * The reference's preview of the raw SQL cut: Python `strip()`, then the first 60 code points
- * plus "..." when more remained.
- */
-export function previewOf(raw: unknown): string {
-  const text =
-    typeof raw === "string"
-      ? raw
-      : raw instanceof Uint8Array
-        ? Buffer.from(raw).toString("utf8")
-        : String(raw ?? "");
-  let start = 0;
-  let end = text.length;
-  while (start < end && isPySpace(text.charCodeAt(start))) start++;
-  while (end > start && isPySpace(text.charCodeAt(end - 1))) end--;
-  // Walk code points (a surrogate pair is one) up to the 60th.
-  let i = start;
-  let points = 0;
-  while (i < end && points < PREVIEW_CHARS) {
-    const c = text.charCodeAt(i);
-    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < end && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
-    i += pair ? 2 : 1;
-    points++;
-  }
-  return i < end ? `${text.slice(start, i)}...` : text.slice(start, end);
-}
-
 function finishRich(row: RawRichRow): RichSessionRow {
   (row as RichSessionRow).preview = previewOf(row.preview);
   return row as RichSessionRow;
 }
-
-// What a compression root shows of its tip: the live conversation's identity and activity.
-/** Columns a compression root shows of its tip. */
-export const TIP_FIELDS = [
-  "id",
-  "ended_at",
-  "end_reason",
-  "message_count",
-  "tool_call_count",
-  "title",
-  "last_active",
-  "preview",
-  "model",
-  "system_prompt",
-] as const;
 
 /**
  * Sessions for a picker, newest start first, each with `last_active` and `preview` (the
@@ -214,11 +151,11 @@ export const TIP_FIELDS = [
  * - `source` (non-empty) keeps one source; `excludeSources` (non-empty) drops some.
  */
 export function listSessionsRich(ctx: StoreContext, o?: ListSessionsRichOptions): RichSessionRow[] {
-  const opts = options("options", o);
+  const opts = optionsObject("options", o);
   const source = optionalString("source", opts.source);
   const exclude = optionalStringArray("excludeSources", opts.excludeSources);
-  const includeChildren = flag("includeChildren", opts.includeChildren, false);
-  const projectTips = flag("projectCompressionTips", opts.projectCompressionTips, true);
+  const includeChildren = optionalBoolean("includeChildren", opts.includeChildren, false);
+  const projectTips = optionalBoolean("projectCompressionTips", opts.projectCompressionTips, true);
   const args: ListArgs = {
     limit: nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT),
     offset: nonNegativeInt("offset", opts.offset, 0),

@@ -1,32 +1,22 @@
+import {
+  type AppendMessageInput,
+  InvalidArgumentError,
+  MAX_APPEND_BATCH,
+  type MessageRow,
+  messageRowFor,
+  type NewMessageRow,
+  type PreparedMessage,
+  requireId,
+  toMessageRow,
+} from "@hermes/core";
 import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
-import { InvalidArgumentError } from "../errors.js";
-import { parsePythonJson } from "../parse-python-json.js";
 import { compileQuery, param } from "../prepared-query.js";
 import type { StoreContext } from "../store-context.js";
-import type { AppendMessageInput, MessageRow } from "../types.js";
-import { optionalNumber, optionalString, options, requireId } from "../validate.js";
-import type { MergeableWrite } from "../write-queue.js";
-import { foreignKeyToNotFound, jsonIfTruthy } from "./sessions.js";
+import type { MergeableWrite } from "../write/mergeable-write.js";
+import { foreignKeyToNotFound } from "./sessions.js";
 
-type InsertArgs = {
-  session_id: string;
-  role: string;
-  content: string | null;
-  tool_call_id: string | null;
-  tool_calls: string | null;
-  tool_name: string | null;
-  timestamp: number;
-  token_count: number | null;
-  finish_reason: string | null;
-  reasoning: string | null;
-  reasoning_content: string | null;
-  reasoning_details: string | null;
-  codex_reasoning_items: string | null;
-  codex_message_items: string | null;
-};
-
-const insertMessageQ = compileQuery<InsertArgs>((db) =>
+const insertMessageQ = compileQuery<NewMessageRow>((db) =>
   db.insertInto("messages").values({
     session_id: param("session_id"),
     role: param("role"),
@@ -45,7 +35,7 @@ const insertMessageQ = compileQuery<InsertArgs>((db) =>
   }),
 );
 
-/** The insert's columns, in the order of `InsertArgs` (the multi-row statement binds them so). */
+/** The insert's columns, in the order of `NewMessageRow` (the multi-row statement binds them so). */
 const INSERT_COLUMNS = [
   "session_id",
   "role",
@@ -61,7 +51,7 @@ const INSERT_COLUMNS = [
   "reasoning_details",
   "codex_reasoning_items",
   "codex_message_items",
-] as const satisfies ReadonlyArray<keyof InsertArgs>;
+] as const satisfies ReadonlyArray<keyof NewMessageRow>;
 
 /** Most rows per multi-row INSERT: 14 parameters each stays far below SQLite's variable limit. */
 const ROWS_PER_INSERT = 256;
@@ -100,67 +90,8 @@ const bumpCountersQ = compileQuery<{ id: string; tool_calls: number }>((db) =>
     .where("id", "=", param("id")),
 );
 
-/**
- * JSON text for a value that is truthy in the reference's sense (`[]`, `{}`, `""`, `0`, `false`
- * are stored as NULL), or a typed error for a value JSON cannot hold (cycles, BigInt, functions).
- */
-export function encodeJson(name: string, value: unknown): string | null {
-  let text: string | null | undefined;
-  try {
-    text = jsonIfTruthy(value);
-  } catch (error) {
-    throw new InvalidArgumentError(name, `${name} cannot be stored as JSON: ${(error as Error).message}`);
-  }
-  // JSON.stringify returns undefined (no text at all) for functions and symbols.
-  if (text === undefined) {
-    throw new InvalidArgumentError(name, `${name} cannot be stored as JSON (got ${typeof value})`);
-  }
-  return text;
-}
-
-/** Validates an append and turns it into the row to insert (timestamp filled at write time). */
-export function messageRowFor(input: AppendMessageInput): { row: InsertArgs; toolCallDelta: number } {
-  const m = options("message", input);
-  const sessionId = requireId("sessionId", m.sessionId);
-  const role = requireId("role", m.role);
-  const toolCalls = m.toolCalls;
-  if (toolCalls !== undefined && toolCalls !== null && typeof toolCalls !== "object") {
-    throw new InvalidArgumentError("toolCalls", "toolCalls must be an array, an object or null");
-  }
-  const tokenCount = optionalNumber("tokenCount", m.tokenCount);
-  if (tokenCount !== null && !Number.isInteger(tokenCount)) {
-    throw new InvalidArgumentError("tokenCount", "tokenCount must be an integer");
-  }
-  // The reference counts a list by its length (an empty list adds 0) and anything else given as
-  // one call (an object, even an empty one, adds 1). Only `tool_calls` counts: the role does not,
-  // so a `tool` result row (which carries a tool_call_id, not tool_calls) adds 0.
-  let toolCallDelta = 0;
-  if (toolCalls !== undefined && toolCalls !== null) {
-    toolCallDelta = Array.isArray(toolCalls) ? toolCalls.length : 1;
-  }
-  return {
-    toolCallDelta,
-    row: {
-      session_id: sessionId,
-      role,
-      content: optionalString("content", m.content),
-      tool_call_id: optionalString("toolCallId", m.toolCallId),
-      tool_calls: encodeJson("toolCalls", toolCalls),
-      tool_name: optionalString("toolName", m.toolName),
-      timestamp: 0,
-      token_count: tokenCount,
-      finish_reason: optionalString("finishReason", m.finishReason),
-      reasoning: optionalString("reasoning", m.reasoning),
-      reasoning_content: optionalString("reasoningContent", m.reasoningContent),
-      reasoning_details: encodeJson("reasoningDetails", m.reasoningDetails),
-      codex_reasoning_items: encodeJson("codexReasoningItems", m.codexReasoningItems),
-      codex_message_items: encodeJson("codexMessageItems", m.codexMessageItems),
-    },
-  };
-}
-
 /** Inserts one prepared row and bumps its session's counters; call inside a write unit. */
-export function insertMessage(ctx: StoreContext, row: InsertArgs, toolCallDelta: number): number {
+export function insertMessage(ctx: StoreContext, row: NewMessageRow, toolCallDelta: number): number {
   let id: number;
   try {
     id = Number(ctx.conn.runOf(insertMessageQ, { ...row, timestamp: ctx.now() }).lastInsertRowid);
@@ -170,9 +101,6 @@ export function insertMessage(ctx: StoreContext, row: InsertArgs, toolCallDelta:
   ctx.conn.runOf(bumpCountersQ, { id: row.session_id, tool_calls: toolCallDelta });
   return id;
 }
-
-/** A validated append waiting in the write queue. */
-type PreparedMessage = { row: InsertArgs; toolCallDelta: number };
 
 /**
  * Inserts several prepared rows with multi-row statements (timestamps taken now, in order) and
@@ -264,9 +192,6 @@ export async function appendMessage(ctx: StoreContext, input: AppendMessageInput
   );
 }
 
-/** Most messages one `appendMessages` call may write (it holds the file's write lock meanwhile). */
-export const MAX_APPEND_BATCH = 10_000;
-
 /**
  * Appends several messages (one agent turn) as one write unit: all are written, with their
  * sessions' counters, or none (any invalid message or unknown session rejects the whole batch).
@@ -301,30 +226,6 @@ const getMessagesQ = compileQuery<{ session_id: string }>((db) =>
     .orderBy("timestamp")
     .orderBy("id"),
 );
-
-/**
- * Parses stored `tool_calls` JSON; text that does not parse gives `[]`, as the reference (one
- * malformed row never breaks a page). NULL, and the empty text only a foreign writer could
- * store, give `null`.
- */
-export function parseToolCalls(text: string | null): MessageRow["tool_calls"] {
-  if (text === null || text === "") return null;
-  try {
-    return parsePythonJson(text) as MessageRow["tool_calls"];
-  } catch {
-    return [];
-  }
-}
-
-/**
- * A stored row with `tool_calls` parsed. The row object is converted in place (it is fresh from
- * the driver): copying every row of a 20,000-message session would double the allocation.
- */
-export function toMessageRow(row: StoredMessageRow): MessageRow {
-  const converted = row as unknown as MessageRow;
-  converted.tool_calls = parseToolCalls(row.tool_calls);
-  return converted;
-}
 
 /** Every message of a session, ordered by (timestamp, id), with `tool_calls` parsed. */
 export function getMessages(ctx: StoreContext, sessionId: string): MessageRow[] {

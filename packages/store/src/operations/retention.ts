@@ -1,27 +1,25 @@
-import { readdir, unlink } from "node:fs/promises";
-import { basename, join } from "node:path";
+import {
+  type AutoPruneOptions,
+  type AutoPruneResult,
+  EXPORT_ALL_LIMIT,
+  InvalidArgumentError,
+  type MessageRow,
+  nonNegativeDuration,
+  optionalString,
+  optionsObject,
+  removeSessionFiles,
+  requireId,
+  runAutoPrune,
+  type SessionExport,
+  type SessionWithLastActive,
+  sessionsDirOf,
+} from "@hermes/core";
 import { sql } from "kysely";
-import { InvalidArgumentError } from "../errors.js";
 import { compileQuery, param } from "../prepared-query.js";
 import { readSnapshot } from "../read-snapshot.js";
-import { stripPythonWhitespace } from "../sanitize-context.js";
 import type { StoreContext } from "../store-context.js";
-import type {
-  AutoPruneOptions,
-  AutoPruneResult,
-  MessageRow,
-  SessionExport,
-  SessionWithLastActive,
-} from "../types.js";
-import { optionalString, options, requireId } from "../validate.js";
 import { getMessages } from "./messages.js";
 import { getSession } from "./sessions.js";
-
-/** Most sessions `exportAll` returns (as the reference's `search_sessions(limit=100000)`). */
-export const EXPORT_ALL_LIMIT = 100_000;
-
-/** The `state_meta` key that records the last automatic prune (epoch seconds as text). */
-export const LAST_AUTO_PRUNE_KEY = "last_auto_prune";
 
 // Export -------------------------------------------------------------------------------------
 
@@ -72,7 +70,7 @@ export function exportAll(
   o?: { source?: string },
 ): Array<SessionWithLastActive & { messages: MessageRow[] }> {
   // A falsy source means "all", as the reference's `if source:`.
-  const source = optionalString("source", options("options", o).source);
+  const source = optionalString("source", optionsObject("options", o).source);
   return readSnapshot(ctx, () => {
     const rows = source
       ? ctx.conn.allOf<SessionWithLastActive, { source: string; limit: number }>(exportRowsSourceQ, {
@@ -104,45 +102,6 @@ const deleteSessionRowQ = compileQuery<{ id: string }>((db) =>
   db.deleteFrom("sessions").where("id", "=", param("id")),
 );
 
-/** Optional `sessionsDir`: a non-empty string or absent. */
-export function sessionsDirOf(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  return requireId("sessionsDir", value);
-}
-
-/**
- * Removes a deleted session's transcript files from `dir`: `<id>.json`, `<id>.jsonl` and the
- * gateway's `request_dump_<id>_*.json`. Best-effort: a missing file or a filesystem error never
- * fails the (already committed) delete.
- *
- * Unlike the reference (which globs), the id is matched literally, so an id holding `*`, `?` or
- * `[` cannot select other sessions' dumps, and an id that is not a plain file name (`..`, `a/b`)
- * removes nothing outside `dir`.
- */
-export async function removeSessionFiles(dir: string, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  let entries: string[] = [];
-  try {
-    entries = await readdir(dir);
-  } catch {
-    // Not a directory, missing, unreadable: nothing to clean.
-    return;
-  }
-  const present = new Set(entries);
-  const doomed: string[] = [];
-  for (const id of ids) {
-    for (const name of [`${id}.json`, `${id}.jsonl`]) {
-      if (basename(name) === name && present.has(name)) doomed.push(name);
-    }
-    const dumpPrefix = `request_dump_${id}_`;
-    if (basename(dumpPrefix) !== dumpPrefix) continue;
-    for (const name of entries) {
-      if (name.startsWith(dumpPrefix) && name.endsWith(".json")) doomed.push(name);
-    }
-  }
-  await Promise.all(doomed.map((name) => unlink(join(dir, name)).catch(() => {})));
-}
-
 /**
  * Deletes a session and its messages in one write unit, orphaning (not deleting) its children;
  * then, with `sessionsDir`, removes its transcript files. `false` for an unknown session.
@@ -153,7 +112,7 @@ export async function deleteSession(
   o?: { sessionsDir?: string },
 ): Promise<boolean> {
   const sessionId = requireId("id", id);
-  const dir = sessionsDirOf(options("options", o).sessionsDir);
+  const dir = sessionsDirOf(optionsObject("options", o).sessionsDir);
   const deleted = await ctx.writes.run("deleteSession", () => {
     if (ctx.conn.getOf(sessionExistsQ, { id: sessionId }) === undefined) return false;
     ctx.conn.runOf(orphanChildrenQ, { id: sessionId });
@@ -194,15 +153,6 @@ const deleteSessionsQ = compileQuery<{ ids: string }>((db) =>
   db.deleteFrom("sessions").where("id", "in", idsIn),
 );
 
-/** A finite, non-negative number of days or hours, or the default when absent. */
-export function duration(name: string, value: unknown, fallback: number): number {
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-    throw new InvalidArgumentError(name, `${name} must be a finite, non-negative number`);
-  }
-  return value;
-}
-
 /**
  * Deletes ended sessions that started more than `olderThanDays` (default 90) days ago,
  * optionally of one `source`, with their messages, in one write unit; sessions whose parent is
@@ -213,8 +163,8 @@ export async function pruneSessions(
   ctx: StoreContext,
   o?: { olderThanDays?: number; source?: string; sessionsDir?: string },
 ): Promise<number> {
-  const opts = options("options", o);
-  const days = duration("olderThanDays", opts.olderThanDays, 90);
+  const opts = optionsObject("options", o);
+  const days = nonNegativeDuration("olderThanDays", opts.olderThanDays, 90);
   const source = optionalString("source", opts.source);
   const dir = sessionsDirOf(opts.sessionsDir);
   const removed = await ctx.writes.run("pruneSessions", () => {
@@ -288,40 +238,9 @@ export async function vacuum(ctx: StoreContext): Promise<void> {
   });
 }
 
-// Python's `float()` on text: a sign, digits with single `_` between them, an optional fraction
-// and exponent, or `inf`/`infinity`/`nan`, inside Python whitespace.
-const DIGITS = String.raw`\d(?:_?\d)*`;
-const PY_FLOAT = new RegExp(
-  `^[+-]?(?:(?:${DIGITS}(?:\\.(?:${DIGITS})?)?|\\.${DIGITS})(?:[eE][+-]?${DIGITS})?|inf(?:inity)?|nan)$`,
-  "i",
-);
-
-/** `float(text)` as Python parses it, or `null` where Python raises `ValueError`. */
-export function parsePythonFloat(text: string): number | null {
-  const t = stripPythonWhitespace(text);
-  if (!PY_FLOAT.test(t)) return null;
-  const unsigned = t.replace(/^[+-]/, "").toLowerCase();
-  const sign = t.startsWith("-") ? -1 : 1;
-  if (unsigned === "nan") return Number.NaN;
-  if (unsigned === "inf" || unsigned === "infinity") return sign * Number.POSITIVE_INFINITY;
-  return Number(t.replace(/_/g, ""));
-}
-
-/** `str(x)` of a Python float for epoch timestamps: integral values keep a `.0`. */
-export function pythonFloatText(value: number): string {
-  return Number.isInteger(value) && Math.abs(value) < 1e16 ? `${value}.0` : String(value);
-}
-
 /**
- * Startup housekeeping: prunes ended sessions older than `retentionDays` (default 90) and, when
- * something was pruned and `vacuum` is not `false`, runs {@link vacuum} — at most once per
- * `minIntervalHours` (default 24), across processes, as recorded in `state_meta`
- * `last_auto_prune`. Never throws: failures come back in `error`.
- *
- * `last_auto_prune` semantics are the reference's: a value that does not parse as a float is
- * treated as absent; the time is recorded after every run that got past pruning, even when
- * nothing was pruned (so restarts within the interval do not rescan); a failed VACUUM is not an
- * error (the prune stands); a failed prune records nothing.
+ * Startup housekeeping (`runAutoPrune` of `@hermes/core`: the rules are there) over this file:
+ * `state_meta` holds `last_auto_prune`, {@link pruneSessions} prunes and {@link vacuum} vacuums.
  */
 export function maybeAutoPruneAndVacuum(ctx: StoreContext, o?: AutoPruneOptions): Promise<AutoPruneResult> {
   return runAutoPrune(
@@ -334,60 +253,4 @@ export function maybeAutoPruneAndVacuum(ctx: StoreContext, o?: AutoPruneOptions)
     },
     o,
   );
-}
-
-/** What {@link runAutoPrune} needs from a backend. */
-export interface AutoPruneBackend {
-  getMeta(key: string): Promise<string | null>;
-  setMeta(key: string, value: string): Promise<void>;
-  prune(o: { olderThanDays: number; sessionsDir?: string }): Promise<number>;
-  vacuum(): Promise<void>;
-  now(): number;
-}
-
-/**
- * The startup housekeeping of `maybeAutoPruneAndVacuum` on any backend (see there for the
- * rules): prune, vacuum when something was pruned, record the time; never throws.
- */
-export async function runAutoPrune(
-  backend: AutoPruneBackend,
-  o?: AutoPruneOptions,
-): Promise<AutoPruneResult> {
-  const result: AutoPruneResult = { skipped: false, pruned: 0, vacuumed: false };
-  try {
-    const opts = options("options", o);
-    const retentionDays = duration("retentionDays", opts.retentionDays, 90);
-    const minIntervalHours = duration("minIntervalHours", opts.minIntervalHours, 24);
-    if (opts.vacuum !== undefined && typeof opts.vacuum !== "boolean") {
-      throw new InvalidArgumentError("vacuum", "vacuum must be a boolean");
-    }
-    const sessionsDir = sessionsDirOf(opts.sessionsDir);
-
-    const lastRaw = await backend.getMeta(LAST_AUTO_PRUNE_KEY);
-    const now = backend.now();
-    if (lastRaw) {
-      const last = parsePythonFloat(lastRaw);
-      // NaN compares false, so a stored "nan" never skips (as in the reference).
-      if (last !== null && now - last < minIntervalHours * 3600) {
-        result.skipped = true;
-        return result;
-      }
-    }
-    result.pruned = await backend.prune({
-      olderThanDays: retentionDays,
-      ...(sessionsDir === null ? {} : { sessionsDir }),
-    });
-    if (opts.vacuum !== false && result.pruned > 0) {
-      try {
-        await backend.vacuum();
-        result.vacuumed = true;
-      } catch {
-        // Space is reclaimed next time; the prune itself is committed and stands.
-      }
-    }
-    await backend.setMeta(LAST_AUTO_PRUNE_KEY, pythonFloatText(now));
-  } catch (error) {
-    result.error = error instanceof Error ? error.message : String(error);
-  }
-  return result;
 }

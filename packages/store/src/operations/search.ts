@@ -1,21 +1,24 @@
 import {
-  catchUpCjkIndex,
-  planSearch,
-  rebuildSearchIndexes,
-  runSearch,
-  SEARCH_LIMITS,
+  HermesStoreError,
+  InvalidArgumentError,
+  optionsObject,
+  type SearchHit,
   type SearchIndexProgress,
   type SearchIndexReport,
+  type SearchMessagesOptions,
+  searchArguments,
+} from "@hermes/core";
+import {
+  catchUpCjkIndex,
+  planSearchWithinLimits,
+  rebuildSearchIndexes,
+  runSearch,
   type SearchPlan,
-  searchLimitViolation,
   verifySearchIndexes,
   withoutShortCjkIndex,
 } from "@hermes/search";
-import { HermesStoreError, InvalidArgumentError } from "../errors.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
-import type { SearchHit, SearchMessagesOptions } from "../types.js";
-import { nonNegativeInt, optionalStringArray, options } from "../validate.js";
 
 /** Why the short-CJK index could not be brought up to date, when a scan can still answer. */
 const FALLBACK_CODES = new Set<string>(["STORE_BUSY", "STORE_READ_ONLY", "STORE_FULL"]);
@@ -24,41 +27,9 @@ function transaction(ctx: StoreContext) {
   return <T>(label: string, fn: () => T): Promise<T> => ctx.writes.run(label, fn);
 }
 
-/** The validated arguments of a search and its plan (shared with other backends). */
-export interface SearchArguments {
-  readonly plan: SearchPlan;
-  readonly sourceFilter: string[] | null;
-  readonly excludeSources: string[] | null;
-  readonly roleFilter: string[] | null;
-  readonly limit: number;
-  readonly offset: number;
-}
-
-/**
- * Checks a search's query and options (`INVALID_ARGUMENT` for a non-string query, bad options,
- * or a query beyond `SEARCH_LIMITS`) and plans it; an `empty` plan finds nothing.
- */
-export function searchArguments(query: unknown, o: SearchMessagesOptions | undefined): SearchArguments {
-  if (typeof query !== "string") {
-    throw new InvalidArgumentError("query", "query must be a string");
-  }
-  const opts = options("options", o);
-  const sourceFilter = optionalStringArray("sourceFilter", opts.sourceFilter);
-  const excludeSources = optionalStringArray("excludeSources", opts.excludeSources);
-  const roleFilter = optionalStringArray("roleFilter", opts.roleFilter);
-  const limit = nonNegativeInt("limit", opts.limit, 20, SEARCH_LIMITS.maxLimit);
-  const offset = nonNegativeInt("offset", opts.offset, 0);
-  const tooLong = searchLimitViolation(query, null);
-  if (tooLong !== null) throw new InvalidArgumentError("query", tooLong);
-  const plan = planSearch(query);
-  const violation = searchLimitViolation(query, plan);
-  if (violation !== null) throw new InvalidArgumentError("query", violation);
-  return { plan, sourceFilter, excludeSources, roleFilter, limit, offset };
-}
-
 /**
  * Full-text search over every message ([search_messages]); see `@hermes/search` for how a
- * query is planned. Queries are limited by `SEARCH_LIMITS` (`INVALID_ARGUMENT` beyond them).
+ * query is planned. Queries are limited by `SEARCH_LIMITS` of `@hermes/core` (`INVALID_ARGUMENT` beyond them).
  * A query with one- or two-character CJK terms first brings the short-CJK index up to date
  * (creating it on first use), in short write transactions.
  */
@@ -67,7 +38,8 @@ export async function searchMessages(
   query: string,
   o?: SearchMessagesOptions,
 ): Promise<SearchHit[]> {
-  const { plan, sourceFilter, excludeSources, roleFilter, limit, offset } = searchArguments(query, o);
+  const { sourceFilter, excludeSources, roleFilter, limit, offset } = searchArguments(query, o);
+  const plan = planSearchWithinLimits(query);
   if (plan.kind === "empty") return [];
 
   try {
@@ -103,7 +75,7 @@ export async function rebuildSearchIndex(
   ctx: StoreContext,
   o?: { onProgress?: (progress: SearchIndexProgress) => void },
 ): Promise<void> {
-  const opts = options("options", o);
+  const opts = optionsObject("options", o);
   if (opts.onProgress !== undefined && typeof opts.onProgress !== "function") {
     throw new InvalidArgumentError("onProgress", "onProgress must be a function");
   }

@@ -1,33 +1,23 @@
-import type { SessionRow } from "@hermes/schema";
+import {
+  type CreateSessionInput,
+  type EnsureSessionInput,
+  escapeLike,
+  InvalidArgumentError,
+  integerDelta,
+  type NewSessionRow,
+  newSessionRow,
+  optionalNumber,
+  optionalString,
+  optionsObject,
+  requireId,
+  SessionNotFoundError,
+  type SessionRow,
+  type UpdateTokenCountsInput,
+} from "@hermes/core";
 import { sql } from "kysely";
-import { InvalidArgumentError, SessionNotFoundError } from "../errors.js";
 import { compileQuery, param } from "../prepared-query.js";
 import { sqliteCode } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
-import type { CreateSessionInput, EnsureSessionInput, UpdateTokenCountsInput } from "../types.js";
-import { integer, optionalNumber, optionalString, options, requireId } from "../validate.js";
-
-/**
- * JSON text of a value when it is "truthy" in the reference's sense (non-empty), else `null`:
- * the reference writes `json.dumps(v) if v else None`, so `{}`, `[]`, `""`, `0` store NULL.
- */
-export function jsonIfTruthy(value: unknown): string | null {
-  if (value === undefined || value === null || value === false || value === 0 || value === "") return null;
-  if (Array.isArray(value) && value.length === 0) return null;
-  if (typeof value === "object" && !Array.isArray(value) && Object.keys(value).length === 0) return null;
-  return JSON.stringify(value);
-}
-
-/** The columns `createSession` writes, but `started_at` (see {@link newSessionRow}). */
-export type NewSessionRow = {
-  id: string;
-  source: string;
-  user_id: string | null;
-  model: string | null;
-  model_config: string | null;
-  system_prompt: string | null;
-  parent_session_id: string | null;
-};
 
 const insertSession = compileQuery<NewSessionRow & { started_at: number }>((db) =>
   db
@@ -59,44 +49,6 @@ export function foreignKeyToNotFound(error: unknown, sessionId: string, what: st
 }
 
 /**
- * The row `createSession` inserts (all but `started_at`), from its checked input: `INVALID_ARGUMENT`
- * for bad ids, a `modelConfig` that is not an object or cannot be stored as JSON (shared with
- * other backends).
- */
-export function newSessionRow(input: CreateSessionInput): NewSessionRow {
-  const s = options("session", input);
-  const id = requireId("id", s.id);
-  const source = requireId("source", s.source);
-  const parent = optionalString("parentSessionId", s.parentSessionId);
-  if (
-    s.modelConfig !== undefined &&
-    s.modelConfig !== null &&
-    (typeof s.modelConfig !== "object" || Array.isArray(s.modelConfig))
-  ) {
-    throw new InvalidArgumentError("modelConfig", "modelConfig must be an object or null");
-  }
-  let modelConfig: string | null;
-  try {
-    modelConfig = jsonIfTruthy(s.modelConfig);
-  } catch (error) {
-    // Cycles and BigInt: refuse before any write rather than fail inside the transaction.
-    throw new InvalidArgumentError(
-      "modelConfig",
-      `modelConfig cannot be stored as JSON: ${(error as Error).message}`,
-    );
-  }
-  return {
-    id,
-    source,
-    user_id: optionalString("userId", s.userId),
-    model: optionalString("model", s.model),
-    model_config: modelConfig,
-    system_prompt: optionalString("systemPrompt", s.systemPrompt),
-    parent_session_id: parent,
-  };
-}
-
-/**
  * `INSERT OR IGNORE` of a new session (`started_at` = now): an existing id is left untouched
  * (first write wins, even when the second call names an unknown parent). A new row naming an
  * unknown parent fails the foreign key → `SESSION_NOT_FOUND`.
@@ -116,7 +68,7 @@ export async function createSession(ctx: StoreContext, input: CreateSessionInput
 
 /** Creates a minimal session row (`source` default `unknown`) when the id is missing; never overwrites. */
 export async function ensureSession(ctx: StoreContext, input: EnsureSessionInput): Promise<void> {
-  const s = options("session", input);
+  const s = optionsObject("session", input);
   const args = {
     id: requireId("id", s.id),
     source: s.source === undefined ? "unknown" : requireId("source", s.source),
@@ -255,18 +207,18 @@ export async function updateTokenCounts(
   id: string,
   input: UpdateTokenCountsInput,
 ): Promise<void> {
-  const u = options("usage", input);
+  const u = optionsObject("usage", input);
   if (u.absolute !== undefined && typeof u.absolute !== "boolean") {
     throw new InvalidArgumentError("absolute", "absolute must be a boolean");
   }
   const args: TokenArgs = {
     id: requireId("id", id),
-    input_tokens: integer("inputTokens", u.inputTokens),
-    output_tokens: integer("outputTokens", u.outputTokens),
-    cache_read_tokens: integer("cacheReadTokens", u.cacheReadTokens),
-    cache_write_tokens: integer("cacheWriteTokens", u.cacheWriteTokens),
-    reasoning_tokens: integer("reasoningTokens", u.reasoningTokens),
-    api_call_count: integer("apiCallCount", u.apiCallCount),
+    input_tokens: integerDelta("inputTokens", u.inputTokens),
+    output_tokens: integerDelta("outputTokens", u.outputTokens),
+    cache_read_tokens: integerDelta("cacheReadTokens", u.cacheReadTokens),
+    cache_write_tokens: integerDelta("cacheWriteTokens", u.cacheWriteTokens),
+    reasoning_tokens: integerDelta("reasoningTokens", u.reasoningTokens),
+    api_call_count: integerDelta("apiCallCount", u.apiCallCount),
     estimated_cost_usd: optionalNumber("estimatedCostUsd", u.estimatedCostUsd),
     actual_cost_usd: optionalNumber("actualCostUsd", u.actualCostUsd),
     cost_status: optionalString("costStatus", u.costStatus),
@@ -290,11 +242,6 @@ const getSessionQ = compileQuery<{ id: string }>((db) =>
 /** Every column of one session, or `null`. */
 export function getSession(ctx: StoreContext, id: string): SessionRow | null {
   return ctx.conn.getOf<SessionRow, { id: string }>(getSessionQ, { id: requireId("id", id) }) ?? null;
-}
-
-/** Escapes `\`, `%` and `_` for a `LIKE … ESCAPE '\'` pattern. */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 const prefixQ = compileQuery<{ pattern: string }>((db) =>
@@ -332,7 +279,7 @@ const countSourceSessionsQ = compileQuery<{ source: string }>((db) =>
 
 /** Number of sessions, of one source when `source` is a non-empty string. */
 export function sessionCount(ctx: StoreContext, o?: { source?: string }): number {
-  const source = optionalString("source", options("options", o).source);
+  const source = optionalString("source", optionsObject("options", o).source);
   const row = source
     ? ctx.conn.getOf<{ n: number }, { source: string }>(countSourceSessionsQ, { source })
     : ctx.conn.getOf<{ n: number }, Record<string, never>>(countAllSessionsQ, {});
@@ -351,7 +298,7 @@ const countSessionMessagesQ = compileQuery<{ session_id: string }>((db) =>
 
 /** Number of message rows (not the counter column), of one session when `sessionId` is non-empty. */
 export function messageCount(ctx: StoreContext, o?: { sessionId?: string }): number {
-  const sessionId = optionalString("sessionId", options("options", o).sessionId);
+  const sessionId = optionalString("sessionId", optionsObject("options", o).sessionId);
   const row = sessionId
     ? ctx.conn.getOf<{ n: number }, { session_id: string }>(countSessionMessagesQ, { session_id: sessionId })
     : ctx.conn.getOf<{ n: number }, Record<string, never>>(countAllMessagesQ, {});

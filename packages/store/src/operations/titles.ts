@@ -1,18 +1,17 @@
+import {
+  escapeLike,
+  lineageBase,
+  nextLineageTitle,
+  optionalString,
+  requireId,
+  sanitizeTitle,
+  TitleConflictError,
+  titleArgument,
+} from "@hermes/core";
 import type { SessionRow } from "@hermes/schema";
 import { sql } from "kysely";
-import { InvalidArgumentError, TitleConflictError } from "../errors.js";
 import { compileQuery, param } from "../prepared-query.js";
-import { sanitizeTitle } from "../sanitize-title.js";
 import type { StoreContext } from "../store-context.js";
-import { optionalString, requireId } from "../validate.js";
-import { escapeLike } from "./sessions.js";
-
-/** A title argument of a lookup: any string (lookups are exact and never sanitized). */
-export function titleArgument(name: string, value: unknown): string {
-  const text = typeof value === "string" ? optionalString(name, value) : null;
-  if (text === null) throw new InvalidArgumentError(name, `${name} must be a string`);
-  return text;
-}
 
 const titleHolderQ = compileQuery<{ title: string; id: string }>((db) =>
   db
@@ -113,32 +112,6 @@ const lineageTitlesQ = compileQuery<{ base: string; pattern: string }>((db) =>
     .where(sql<boolean>`title = ${param("base")} OR title LIKE ${param("pattern")} ESCAPE '\\'`),
 );
 
-// Python regexes of the reference, spelled for JavaScript: `.` there excludes only "\n",
-// `$` also matches before one final "\n", and `\d` is any Unicode decimal digit (Nd).
-/** A title ending in ` #<digits>`: group 1 is the base title. */
-export const NUMBERED_SUFFIX = /^([^\n]*?) #(\p{Nd}+)\n?$/u;
-/** The trailing ` #<digits>` number of a lineage title. */
-export const LAST_NUMBER = /^[^\n]* #(\p{Nd}+)\n?$/u;
-const DECIMAL_DIGIT = /\p{Nd}/u;
-
-/**
- * Value of a run of Unicode decimal digits, as Python's `int()` reads it. Unicode encodes
- * every decimal digit set as ten contiguous code points, 0 to 9, so a digit's value is its
- * offset from the start of its run of digits, modulo 10. BigInt: the reference's integers
- * have no size limit.
- */
-export function decimalValue(digits: string): bigint {
-  if (/^[0-9]+$/.test(digits)) return BigInt(digits);
-  let value = 0n;
-  for (const ch of digits) {
-    const cp = ch.codePointAt(0) ?? 0;
-    let start = cp;
-    while (start > 0 && DECIMAL_DIGIT.test(String.fromCodePoint(start - 1))) start--;
-    value = value * 10n + BigInt((cp - start) % 10);
-  }
-  return value;
-}
-
 /**
  * The next title of a lineage: strips one trailing ` #<digits>` to get the base; when no
  * session is titled the base or `<base> #…`, returns the base unchanged; else
@@ -160,26 +133,4 @@ export function getNextTitleInLineage(ctx: StoreContext, baseTitle: string): str
     },
   );
   return nextLineageTitle(base, existing);
-}
-
-/** The base of a lineage title: `X #3` → `X`, `X` → `X`. */
-export function lineageBase(title: string): string {
-  return NUMBERED_SUFFIX.exec(title)?.[1] ?? title;
-}
-
-/**
- * The next title of the lineage `base`, given the stored titles equal to `base` or like
- * `base #…` (shared with other backends): `base` when there is none, else `base #n` above the
- * largest number in use (at least `#2`).
- */
-export function nextLineageTitle(base: string, existing: ReadonlyArray<{ title: string | null }>): string {
-  if (existing.length === 0) return base;
-  let max = 1n;
-  for (const row of existing) {
-    const digits = typeof row.title === "string" ? LAST_NUMBER.exec(row.title)?.[1] : undefined;
-    if (digits === undefined) continue;
-    const n = decimalValue(digits);
-    if (n > max) max = n;
-  }
-  return `${base} #${max + 1n}`;
 }

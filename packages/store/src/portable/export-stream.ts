@@ -1,26 +1,18 @@
 import { setImmediate as nextTick } from "node:timers/promises";
-import type { SessionRow, MessageRow as StoredMessageRow } from "@hermes/schema";
-import { DatabaseConnection } from "../database-connection.js";
-import { mapSqliteError } from "../sqlite-errors.js";
-import type { StoreContext } from "../store-context.js";
-import { optionalNumber, optionalString, optionalStringArray, options } from "../validate.js";
 import {
   canonicalMessage,
   canonicalSession,
-  MESSAGE_COLUMN_SQL,
+  type ExportEvent,
+  type ExportFilter,
+  type ExportStreamOptions,
+  exportFilter,
   type PortableSession,
-  SESSION_COLUMN_SQL,
-} from "./jsonl-format.js";
-
-/** Which sessions an export covers. All filters combine with AND. */
-export interface ExportStreamOptions {
-  /** Only sessions of this source (`cli`, `telegram`, …). */
-  source?: string;
-  /** Only these sessions (unknown ids are skipped). */
-  sessionIds?: string[];
-  /** Only sessions started at or after this time (Unix epoch seconds). */
-  since?: number;
-}
+} from "@hermes/core";
+import type { MessageRow as StoredMessageRow } from "@hermes/schema";
+import { DatabaseConnection } from "../database-connection.js";
+import { mapSqliteError } from "../sqlite-errors.js";
+import type { StoreContext } from "../store-context.js";
+import { MESSAGE_COLUMN_SQL, SESSION_COLUMN_SQL } from "./column-sql.js";
 
 /** Sessions read per page; messages read per page. Small enough to keep memory flat. */
 const SESSION_PAGE = 200;
@@ -40,29 +32,6 @@ const SESSIONS_PAGE_SQL = `SELECT ${SESSION_COLUMN_SQL} FROM sessions
 const MESSAGES_PAGE_SQL = `SELECT ${MESSAGE_COLUMN_SQL} FROM messages
   WHERE session_id = :session_id AND timestamp >= :after_t AND (timestamp > :after_t OR id > :after_id)
   ORDER BY timestamp, id LIMIT :limit`;
-
-/** One step of a streaming export: a session's row, a page of its messages, its end. */
-export type ExportEvent =
-  | { readonly kind: "session"; readonly session: SessionRow }
-  | { readonly kind: "messages"; readonly messages: StoredMessageRow[] }
-  | { readonly kind: "end"; readonly session: SessionRow };
-
-interface NormalizedFilter {
-  source: string | null;
-  ids: string | null;
-  since: number | null;
-}
-
-/** Validates export options (INVALID_ARGUMENT) into SQL parameters. */
-export function exportFilter(o: ExportStreamOptions | undefined): NormalizedFilter {
-  const opts = options("options", o);
-  const ids = optionalStringArray("sessionIds", opts.sessionIds);
-  return {
-    source: optionalString("source", opts.source),
-    ids: ids === null ? null : JSON.stringify(ids),
-    since: optionalNumber("since", opts.since),
-  };
-}
 
 /**
  * A read-only connection holding one read transaction for the whole export, so the export is a
@@ -91,7 +60,7 @@ function openSnapshot(ctx: StoreContext): DatabaseConnection {
  */
 export async function* exportEvents(
   ctx: StoreContext,
-  filter: NormalizedFilter,
+  filter: ExportFilter,
 ): AsyncGenerator<ExportEvent, void, undefined> {
   const conn = openSnapshot(ctx);
   try {

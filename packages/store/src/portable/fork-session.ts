@@ -1,25 +1,16 @@
-import { randomBytes } from "node:crypto";
-import type { SessionRow } from "@hermes/schema";
-import { InvalidArgumentError, SessionNotFoundError, TitleConflictError } from "../errors.js";
+import {
+  type ForkSessionOptions,
+  forkArguments,
+  InvalidArgumentError,
+  newSessionId,
+  SessionNotFoundError,
+  type SessionRow,
+  TitleConflictError,
+} from "@hermes/core";
 import { getNextTitleInLineage } from "../operations/titles.js";
-import { pauseFtsAutomerge } from "../pause-fts-automerge.js";
-import { sanitizeTitle } from "../sanitize-title.js";
 import type { StoreContext } from "../store-context.js";
-import { optionalString, options, requireId } from "../validate.js";
-import { SESSION_COLUMN_SQL } from "./jsonl-format.js";
-
-/** Options of `forkSession`. */
-export interface ForkSessionOptions {
-  /** Last message copied (inclusive, in conversation order); default: every message. */
-  atMessageId?: number;
-  /** Id of the new session; default a fresh `YYYYMMDD_HHMMSS_xxxxxx` id like the reference's. */
-  newId?: string;
-  /**
-   * Title of the fork. Default: the next title in the parent's lineage (`X` → `X #2`, as
-   * `getNextTitleInLineage`), or none when the parent has no title.
-   */
-  title?: string | null;
-}
+import { pauseFtsAutomerge } from "../write/pause-fts-automerge.js";
+import { SESSION_COLUMN_SQL } from "./column-sql.js";
 
 // The fork is written by SQLite itself: one INSERT … SELECT per table, so no message passes
 // through JavaScript, however long the session. Messages keep their timestamps (the fork is
@@ -58,40 +49,6 @@ const SET_COUNTERS_SQL = `UPDATE sessions SET
 const SESSION_SQL = `SELECT ${SESSION_COLUMN_SQL} FROM sessions WHERE id = ?`;
 const MESSAGE_AT_SQL = "SELECT timestamp FROM messages WHERE id = ? AND session_id = ?";
 const TITLE_HOLDER_SQL = "SELECT id FROM sessions WHERE title = ? LIMIT 1";
-
-/** A session id in the reference's shape: local `YYYYMMDD_HHMMSS_` + 6 hex digits. */
-export function newSessionId(epochSeconds: number): string {
-  const d = new Date(epochSeconds * 1000);
-  const p = (n: number) => String(n).padStart(2, "0");
-  const stamp = `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}_${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-  return `${stamp}_${randomBytes(3).toString("hex")}`;
-}
-
-/**
- * Checks the arguments of `forkSession` (shared with other backends): the parent id, the
- * `atMessageId` fork point, the requested `newId` (`null`: generated) and the explicit title
- * (`undefined`: the lineage's next title; `null`: none).
- */
-export function forkArguments(
-  id: unknown,
-  o: ForkSessionOptions | undefined,
-): {
-  parentId: string;
-  at: number | undefined;
-  requestedId: string | null;
-  explicitTitle: string | null | undefined;
-} {
-  const parentId = requireId("id", id);
-  const opts = options("options", o);
-  const at = opts.atMessageId;
-  if (at !== undefined && (typeof at !== "number" || !Number.isSafeInteger(at) || at <= 0)) {
-    throw new InvalidArgumentError("atMessageId", "atMessageId must be a positive integer");
-  }
-  const requestedId = opts.newId === undefined ? null : requireId("newId", opts.newId);
-  const explicitTitle =
-    opts.title === undefined ? undefined : sanitizeTitle(optionalString("title", opts.title));
-  return { parentId, at, requestedId, explicitTitle };
-}
 
 /**
  * Forks a session: a new session, child of `id`, holding a copy of its messages up to

@@ -1,30 +1,18 @@
-import type { SessionRow, MessageRow as StoredMessageRow } from "@hermes/schema";
-import type { StoreContext } from "../store-context.js";
-import {
-  MESSAGE_COLUMN_SQL,
-  MESSAGE_COLUMNS,
-  type PortableSession,
-  SESSION_COLUMN_SQL,
-  SESSION_COLUMNS,
-} from "./jsonl-format.js";
 import {
   type ImportOutcome,
   type ImportReport,
   type ImportSessionsOptions,
   type ImportSource,
+  MESSAGE_COLUMNS,
   type PendingImport,
+  type PortableSession,
   runImport,
-} from "./run-import.js";
-
-export {
-  badLineId,
-  decodeLine,
-  type ImportReport,
-  type ImportSessionsOptions,
-  type ImportSource,
-  readLines,
-  validated,
-} from "./run-import.js";
+  SESSION_COLUMNS,
+  type SessionRow,
+} from "@hermes/core";
+import type { MessageRow as StoredMessageRow } from "@hermes/schema";
+import type { StoreContext } from "../store-context.js";
+import { MESSAGE_COLUMN_SQL, SESSION_COLUMN_SQL } from "./column-sql.js";
 
 const sessionPlaceholders = SESSION_COLUMNS.map((c) => `:${c.name}`).join(", ");
 // Keep the message id unless another row already has it (importing into a non-empty file).

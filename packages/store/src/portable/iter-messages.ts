@@ -1,21 +1,14 @@
 import { setImmediate as nextTick } from "node:timers/promises";
+import {
+  InvalidArgumentError,
+  type IterMessagesOptions,
+  iterMessagesArguments,
+  type MessageRow,
+  toMessageRow,
+} from "@hermes/core";
 import type { MessageRow as StoredMessageRow } from "@hermes/schema";
-import { InvalidArgumentError } from "../errors.js";
-import { toMessageRow } from "../operations/messages.js";
 import type { StoreContext } from "../store-context.js";
-import type { MessageRow } from "../types.js";
-import { nonNegativeInt, options, requireId } from "../validate.js";
-import { MESSAGE_COLUMN_SQL } from "./jsonl-format.js";
-
-/** Options of `iterMessages`. */
-export interface IterMessagesOptions {
-  /** Start after this message (a cursor: the `id` of the last message already seen). */
-  afterId?: number;
-  /** Yield at most this many messages (default: all). */
-  limit?: number;
-  /** Messages read per query (default 500). */
-  pageSize?: number;
-}
+import { MESSAGE_COLUMN_SQL } from "./column-sql.js";
 
 // Keyset pagination in conversation order (timestamp, id), along idx_messages_session: every
 // page is an index range scan, so reading page 1,000 costs what page 1 costs.
@@ -23,26 +16,6 @@ const PAGE_SQL = `SELECT ${MESSAGE_COLUMN_SQL} FROM messages
   WHERE session_id = :session_id AND timestamp >= :after_t AND (timestamp > :after_t OR id > :after_id)
   ORDER BY timestamp, id LIMIT :limit`;
 const CURSOR_SQL = "SELECT timestamp FROM messages WHERE id = ? AND session_id = ?";
-
-/**
- * Checks the arguments of `iterMessages` (shared with other backends): the session id, `limit`
- * (default: all), `pageSize` (1–100,000, default 500) and the `afterId` cursor.
- */
-export function iterMessagesArguments(
-  sessionId: unknown,
-  o: IterMessagesOptions | undefined,
-): { id: string; limit: number; pageSize: number; afterId: number | undefined } {
-  const id = requireId("sessionId", sessionId);
-  const opts = options("options", o);
-  const limit = nonNegativeInt("limit", opts.limit, Number.MAX_SAFE_INTEGER);
-  const pageSize = nonNegativeInt("pageSize", opts.pageSize, 500, 100_000);
-  if (pageSize === 0) throw new InvalidArgumentError("pageSize", "pageSize must be at least 1");
-  const afterId = opts.afterId;
-  if (afterId !== undefined && (typeof afterId !== "number" || !Number.isSafeInteger(afterId))) {
-    throw new InvalidArgumentError("afterId", "afterId must be an integer message id");
-  }
-  return { id, limit, pageSize, afterId };
-}
 
 /**
  * The messages of a session in conversation order (`timestamp`, then `id`, as `getMessages`),

@@ -1,14 +1,12 @@
+import { type AnthropicConversation, requireId, sessionToMarkdown, toAnthropicMessages } from "@hermes/core";
 import { getMessagesAsConversation } from "../operations/conversation.js";
 import { readSnapshot } from "../read-snapshot.js";
 import type { StoreContext } from "../store-context.js";
-import { requireId } from "../validate.js";
-import { type AnthropicConversation, toAnthropicMessages } from "./anthropic-format.js";
 import { exportStream } from "./export-stream.js";
-import { sessionToMarkdown } from "./markdown-format.js";
 
 export { getConversationWindow } from "./conversation-window.js";
 export { exportJsonl } from "./export-jsonl.js";
-export { exportFilter, exportStream } from "./export-stream.js";
+export { exportStream } from "./export-stream.js";
 export { forkSession } from "./fork-session.js";
 export { importSessions } from "./import-sessions.js";
 export { iterMessages } from "./iter-messages.js";

@@ -1,38 +1,5 @@
-import { InvalidArgumentError } from "../errors.js";
+import { type UsageStatsOptions, type UsageStatsRow, usageStatsArguments } from "@hermes/core";
 import type { StoreContext } from "../store-context.js";
-import { optionalNumber, optionalString, options } from "../validate.js";
-
-/** Options of `usageStats`. */
-export interface UsageStatsOptions {
-  /** One row per source, per model (`null` for sessions without one) or per UTC day (`YYYY-MM-DD`). */
-  groupBy: "source" | "model" | "day";
-  /** Sessions started at or after this time (Unix epoch seconds). */
-  since?: number;
-  /** Sessions started before this time (Unix epoch seconds). */
-  until?: number;
-  /** Only sessions of this source. */
-  source?: string;
-}
-
-/** Usage of one group of sessions, from the sessions' counters. */
-export interface UsageStatsRow {
-  /** The source, the model or the UTC day. */
-  group: string | null;
-  sessions: number;
-  /** Sum of `message_count`. */
-  messages: number;
-  tool_calls: number;
-  api_calls: number;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  reasoning_tokens: number;
-  /** Sum over sessions with an estimate; `null` when none has one. */
-  estimated_cost_usd: number | null;
-  /** Sum over sessions with an actual cost; `null` when none has one. */
-  actual_cost_usd: number | null;
-}
 
 const GROUP_EXPRESSIONS = {
   source: "source",
@@ -64,15 +31,6 @@ const STATS_SQL = {
  * `started_at`; groups in ascending order (`null` first).
  */
 export function usageStats(ctx: StoreContext, o: UsageStatsOptions): UsageStatsRow[] {
-  const opts = options("options", o);
-  const groupBy = opts.groupBy;
-  if (groupBy !== "source" && groupBy !== "model" && groupBy !== "day") {
-    throw new InvalidArgumentError("groupBy", "groupBy must be 'source', 'model' or 'day'");
-  }
-  const args = {
-    since: optionalNumber("since", opts.since),
-    until: optionalNumber("until", opts.until),
-    source: optionalString("source", opts.source),
-  };
+  const { groupBy, ...args } = usageStatsArguments(o);
   return ctx.conn.all<UsageStatsRow>(STATS_SQL[groupBy], [args]);
 }

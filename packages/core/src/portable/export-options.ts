@@ -1,0 +1,47 @@
+import type { SessionRow, MessageRow as StoredMessageRow } from "@hermes/schema";
+import {
+  optionalNumber,
+  optionalString,
+  optionalStringArray,
+  optionsObject,
+} from "../validation/arguments.js";
+
+/** Most sessions `exportAll` returns (as the reference's `search_sessions(limit=100000)`). */
+export const EXPORT_ALL_LIMIT = 100_000;
+
+/** Which sessions an export covers. All filters combine with AND. */
+export interface ExportStreamOptions {
+  /** Only sessions of this source (`cli`, `telegram`, …). */
+  source?: string;
+  /** Only these sessions (unknown ids are skipped). */
+  sessionIds?: string[];
+  /** Only sessions started at or after this time (Unix epoch seconds). */
+  since?: number;
+}
+
+/**
+ * One step of a streaming export: a session's row, a page of its messages, its end. A backend
+ * that yields these gets the constant-memory JSONL writer (`writeJsonlExport`).
+ */
+export type ExportEvent =
+  | { readonly kind: "session"; readonly session: SessionRow }
+  | { readonly kind: "messages"; readonly messages: StoredMessageRow[] }
+  | { readonly kind: "end"; readonly session: SessionRow };
+
+/** Checked export options, as query parameters: `ids` is the JSON array of `sessionIds`. */
+export interface ExportFilter {
+  source: string | null;
+  ids: string | null;
+  since: number | null;
+}
+
+/** Checks export options (`INVALID_ARGUMENT`) and turns them into query parameters. */
+export function exportFilter(o: ExportStreamOptions | undefined): ExportFilter {
+  const opts = optionsObject("options", o);
+  const ids = optionalStringArray("sessionIds", opts.sessionIds);
+  return {
+    source: optionalString("source", opts.source),
+    ids: ids === null ? null : JSON.stringify(ids),
+    since: optionalNumber("since", opts.since),
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * Counters of a store's write path (`store.stats()`), one shape per backend, told apart by
+ * `backend` (the same value as `store.backend.kind`). Every shape has the {@link WriteCounters}.
+ *
+ * @example
+ * const s = store.stats();
+ * console.log(s.writes, s.retries);
+ * if (s.backend === "sqlite") console.log(`WAL ${s.walBytes} bytes`);
+ */
+export type StoreStats = SqliteStoreStats | PostgresStoreStats | CustomStoreStats;
+
+/** What every backend counts of its writes, since the store was opened. */
+export interface WriteCounters {
+  /**
+   * Write units committed (each `appendMessage`, `appendMessages`, … call counts once), whoever
+   * committed them.
+   */
+  writes: number;
+  /** Write units that failed on their own (unknown session, title conflict, …) or with `STORE_BUSY`. */
+  failedWrites: number;
+  /** Transactions committed; each holds one group of writes. */
+  groupsCommitted: number;
+  /** Mean number of this store's writes per transaction it committed. */
+  writesPerGroupMean: number;
+  /** Largest number of this store's writes committed in one of its transactions. */
+  writesPerGroupMax: number;
+  /** Transaction attempts, successful or not (one per group attempt). */
+  attempts: number;
+  /**
+   * Attempts repeated after a conflict another connection caused (SQLite: busy/locked;
+   * PostgreSQL: serialization failure or deadlock).
+   */
+  retries: number;
+  /** Such conflicts met. */
+  busyErrors: number;
+  /** Total time spent waiting between attempts, in ms. */
+  waitedMs: number;
+  /** Writes that gave up with `STORE_BUSY`. */
+  busyTimeouts: number;
+}
+
+/** `@hermes/store`: the write counters, and those of SQLite's WAL and of the writers' queue. */
+export interface SqliteStoreStats extends WriteCounters {
+  readonly backend: "sqlite";
+  /**
+   * Mean number of this store's writes per transaction it committed
+   * (`(writes - sharedWrites) / groupsCommitted`; other processes' writes it committed are
+   * `servedWrites`).
+   */
+  writesPerGroupMean: number;
+  /** Checkpoints run (periodic PASSIVE, escalations and at close). */
+  checkpoints: number;
+  /** RESTART checkpoints run because the WAL grew past `walRestartBytes`. */
+  walRestarts: number;
+  /** Checkpoints escalated to TRUNCATE because the WAL outgrew `walMaxBytes`. */
+  walEscalations: number;
+  /** Largest WAL size seen at a checkpoint, in bytes. */
+  walBytesMax: number;
+  /**
+   * Times a commit handed the lock to the oldest waiting writer of another process (the
+   * cross-process queue; 0 when it is off).
+   */
+  handoffs: number;
+  /** Times a write queued behind an older waiting writer of another process instead of racing it. */
+  deferrals: number;
+  /**
+   * Writes of this process that another process committed in its transaction while this one
+   * waited for the lock (group commit across processes; 0 when it is off). They count in `writes`.
+   */
+  sharedWrites: number;
+  /** Writes of other processes that this process committed in its own transactions. */
+  servedWrites: number;
+  /** Current size of the `-wal` file, in bytes. */
+  walBytes: number;
+}
+
+/** `@hermes/postgres`: the write counters (the server commits concurrent transactions itself). */
+export interface PostgresStoreStats extends WriteCounters {
+  readonly backend: "postgres";
+}
+
+/** A third party's backend: the write counters, plus figures of its own in `details`. */
+export interface CustomStoreStats extends WriteCounters {
+  readonly backend: "custom";
+  readonly details?: Readonly<Record<string, number>>;
+}

@@ -1,0 +1,56 @@
+import type { SqliteStoreStats } from "@hermes/core";
+import type { HandoffQueue } from "./handoff-queue.js";
+import type { SharedCommits } from "./shared-commits.js";
+
+/** Counters of the write path, readable through `store.stats()` (every field but the WAL size). */
+export type WriteStats = Omit<SqliteStoreStats, "backend" | "walBytes">;
+
+/**
+ * Fresh counters. The write queue and its parts (lock waits, WAL checkpoints, posted writes)
+ * share this one object and each counts its own events in it.
+ */
+export function createWriteStats(): WriteStats {
+  return {
+    writes: 0,
+    failedWrites: 0,
+    groupsCommitted: 0,
+    writesPerGroupMean: 0,
+    writesPerGroupMax: 0,
+    attempts: 0,
+    retries: 0,
+    busyErrors: 0,
+    waitedMs: 0,
+    busyTimeouts: 0,
+    checkpoints: 0,
+    walRestarts: 0,
+    walEscalations: 0,
+    walBytesMax: 0,
+    handoffs: 0,
+    deferrals: 0,
+    sharedWrites: 0,
+    servedWrites: 0,
+  };
+}
+
+/**
+ * A snapshot of `counters`, with the figures the cross-process queue (`turns`) and shared
+ * commits (`shared`) keep themselves, and the mean group size derived.
+ */
+export function writeStatsSnapshot(
+  counters: WriteStats,
+  turns: HandoffQueue | undefined,
+  shared: SharedCommits | undefined,
+): WriteStats {
+  const s = counters;
+  return {
+    ...s,
+    // This store's own writes per transaction it committed (not those another process
+    // committed for it, which are in `writes` but in none of its transactions).
+    writesPerGroupMean:
+      s.groupsCommitted === 0 ? 0 : (s.writes - (shared?.sharedWrites ?? 0)) / s.groupsCommitted,
+    handoffs: turns?.handoffs ?? 0,
+    deferrals: turns?.deferrals ?? 0,
+    sharedWrites: shared?.sharedWrites ?? 0,
+    servedWrites: shared?.servedWrites ?? 0,
+  };
+}

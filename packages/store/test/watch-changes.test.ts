@@ -1,0 +1,134 @@
+import { join } from "node:path";
+import { openSessionStore, type StoreChange } from "@hermes/store";
+import { describe, expect, it } from "vitest";
+import { startChild } from "./helpers/child-process.js";
+import { copyOfSample, tempDir } from "./helpers/temp-dir.js";
+
+/** Pulls changes from a feed until `done` says it has what it waits for (or 10 s pass). */
+async function collect(
+  feed: AsyncIterator<StoreChange>,
+  done: (all: StoreChange[]) => boolean,
+): Promise<StoreChange[]> {
+  const all: StoreChange[] = [];
+  const deadline = Date.now() + 10_000;
+  while (!done(all)) {
+    if (Date.now() > deadline) throw new Error(`feed stalled: ${JSON.stringify(all)}`);
+    const next = await feed.next();
+    if (next.done) break;
+    all.push(next.value);
+  }
+  return all;
+}
+
+describe("watchChanges: a change feed over the file", { timeout: 60_000 }, () => {
+  it("reports another process's new sessions, messages and other commits, from a cursor at the start", async () => {
+    const path = copyOfSample();
+    const store = await openSessionStore({ path });
+    const ac = new AbortController();
+    const feed = store
+      .watchChanges({ signal: ac.signal, intervalMs: 20, includeMessages: true })
+      [Symbol.asyncIterator]();
+    const first = feed.next(); // starts the feed: its cursor is the highest id now
+    const writer = startChild("feed-writer.mjs", [path]);
+    await writer.waitForLine("ready");
+    const send = async (n: number, command: object) => {
+      writer.process.stdin!.write(`${JSON.stringify(command)}\n`);
+      await writer.waitForLine(`done ${n}`);
+    };
+    try {
+      await send(1, { create: "live-1", source: "telegram" });
+      await send(2, { append: "live-1", content: "first words" });
+      await send(3, { append: "20260101_090000_cli001", content: "back to docker" });
+      const changes = [(await first).value as StoreChange];
+      changes.push(
+        ...(await collect(feed, (all) => [...changes, ...all].flatMap((c) => c.messages ?? []).length >= 2)),
+      );
+      const all = changes;
+      expect(all.flatMap((c) => c.newSessionIds)).toEqual(["live-1"]);
+      const messages = all.flatMap((c) => c.messages ?? []);
+      expect(messages.map((m) => [m.session_id, m.content])).toEqual([
+        ["live-1", "first words"],
+        ["20260101_090000_cli001", "back to docker"],
+      ]);
+      // Ids only grow; each change starts where the previous one ended.
+      for (let i = 1; i < all.length; i++) expect(all[i]!.afterMessageId).toBe(all[i - 1]!.lastMessageId);
+      expect(all.at(-1)!.lastMessageId).toBe(messages.at(-1)!.id);
+      expect(new Set(all.flatMap((c) => c.updatedSessionIds))).toEqual(
+        new Set(["live-1", "20260101_090000_cli001"]),
+      );
+      // A commit that adds no row (a title) is still a change, with nothing new in it.
+      await send(4, { title: "live-1", value: "Live one" });
+      const [titled] = await collect(feed, (c) => c.length >= 1);
+      expect(titled).toMatchObject({ newSessionIds: [], updatedSessionIds: [], messages: [] });
+      expect(titled!.lastMessageId).toBe(titled!.afterMessageId);
+    } finally {
+      writer.process.stdin!.end();
+      await writer.exited;
+      ac.abort();
+      await store.close();
+    }
+  });
+
+  it("sees this store's own writes, follows one session, batches, resumes from a cursor, ends on abort", async () => {
+    const path = join(tempDir(), "state.db");
+    const store = await openSessionStore({ path });
+    await store.createSession({ id: "a", source: "cli" });
+    await store.createSession({ id: "b", source: "cli" });
+    const ac = new AbortController();
+    const feed = store
+      .watchChanges({
+        signal: ac.signal,
+        intervalMs: 10,
+        sessionId: "a",
+        includeMessages: true,
+        batchSize: 2,
+      })
+      [Symbol.asyncIterator]();
+    const started = feed.next();
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push(
+        await store.appendMessage({ sessionId: i % 2 === 0 ? "a" : "b", role: "user", content: `m${i}` }),
+      );
+    }
+    const changes = [(await started).value as StoreChange];
+    changes.push(
+      ...(await collect(feed, (all) => [...changes, ...all].flatMap((c) => c.messages ?? []).length >= 3)),
+    );
+    // Only session a's messages, two at most per change, none skipped.
+    expect(changes.flatMap((c) => c.messages ?? []).map((m) => m.content)).toEqual(["m0", "m2", "m4"]);
+    expect(changes.every((c) => (c.messages?.length ?? 0) <= 2)).toBe(true);
+    expect(changes.flatMap((c) => c.newSessionIds)).toEqual([]);
+    ac.abort();
+    expect((await feed.next()).done).toBe(true);
+
+    // Resumed from a cursor, without messages: what came after it is reported at once.
+    const resumed = store.watchChanges({ afterMessageId: ids[1]!, intervalMs: 10 })[Symbol.asyncIterator]();
+    const change = (await resumed.next()).value as StoreChange;
+    expect(change).toMatchObject({ afterMessageId: ids[1], lastMessageId: ids[4] });
+    expect(change.updatedSessionIds.sort()).toEqual(["a", "b"]);
+    expect(change.messages).toBeUndefined();
+    await resumed.return?.();
+    await store.close();
+  });
+
+  it("rejects bad options with INVALID_ARGUMENT and a closed store with STORE_CLOSED", async () => {
+    const store = await openSessionStore({ path: join(tempDir(), "state.db") });
+    for (const o of [
+      { intervalMs: 1 },
+      { intervalMs: -5 },
+      { batchSize: 0 },
+      { afterMessageId: 1.5 },
+      { sessionId: "" },
+    ]) {
+      expect(() => store.watchChanges(o as never), JSON.stringify(o)).toThrow(
+        expect.objectContaining({ code: "INVALID_ARGUMENT" }),
+      );
+    }
+    const feed = store.watchChanges({ intervalMs: 10 })[Symbol.asyncIterator]();
+    const pending = feed.next();
+    await store.close();
+    await expect(pending).rejects.toMatchObject({ code: "STORE_CLOSED" });
+    expect(() => store.watchChanges()).toThrow(expect.objectContaining({ code: "STORE_CLOSED" }));
+  });
+});

@@ -1,0 +1,100 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { promisify } from "node:util";
+import { openPostgresSessionStore } from "@hermes/postgres";
+import { openSessionStore } from "@hermes/store";
+import { describe, expect, inject, it } from "vitest";
+import { copyOfSample } from "./helpers/reference-sample.js";
+
+const run = promisify(execFile);
+const url = inject("pgConnectionString");
+if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);
+/** The built `hermes-sessions` of the workspace's `@hermes/cli` (its manifest's `bin`). */
+function cliMain(): string {
+  const manifest = createRequire(import.meta.url).resolve("@hermes/cli/package.json");
+  const { bin } = JSON.parse(readFileSync(manifest, "utf8")) as { bin: Record<string, string> };
+  return join(dirname(manifest), bin["hermes-sessions"]!);
+}
+const CLI = cliMain();
+
+const cli = async (...args: string[]) => (await run(process.execPath, [CLI, ...args])).stdout;
+const pgUrl = (schema: string) => `${url}${url.includes("?") ? "&" : "?"}schema=${schema}`;
+
+describe("hermes-sessions with PostgreSQL", () => {
+  it("migrate-to-postgres copies the sample, a rerun copies nothing twice, a later run resumes at its cursor", async () => {
+    const file = copyOfSample();
+    const schema = `c_${randomBytes(6).toString("hex")}`;
+    const first = JSON.parse(
+      await cli("migrate-to-postgres", "--from", file, "--to", pgUrl(schema), "--json"),
+    );
+    const sqlite = await openSessionStore({ path: file });
+    const sessions = await sqlite.sessionCount();
+    const messages = await sqlite.messageCount();
+    expect(first).toMatchObject({
+      sessions,
+      sessionsImported: sessions,
+      messagesImported: messages,
+      resumedFrom: null,
+    });
+
+    const pg = await openPostgresSessionStore({ connectionString: url, schema });
+    try {
+      expect(await pg.sessionCount()).toBe(sessions);
+      expect(await pg.messageCount()).toBe(messages);
+      expect(await pg.exportAll()).toEqual(await sqlite.exportAll());
+
+      const again = JSON.parse(
+        await cli("migrate-to-postgres", "--from", file, "--to", pgUrl(schema), "--json"),
+      );
+      expect(again.sessionsImported).toBe(0);
+      expect(again.messagesImported).toBe(0);
+      expect(again.sessions).toBe(sessions);
+      expect(again.resumedFrom).not.toBeNull();
+
+      // New sessions in the file after the copy: the next run starts at the cursor.
+      await sqlite.createSession({ id: "late-1", source: "cli" });
+      await sqlite.appendMessage({
+        sessionId: "late-1",
+        role: "user",
+        content: "written after the first copy",
+      });
+      await sqlite.close();
+      const later = JSON.parse(
+        await cli("migrate-to-postgres", "--from", file, "--to", pgUrl(schema), "--json"),
+      );
+      expect(later).toMatchObject({ sessionsImported: 1, messagesImported: 1, sessions: sessions + 1 });
+      expect(later.sessionsUnchanged).toBeLessThan(sessions);
+      expect((await pg.getMessages("late-1")).map((m) => m.content)).toEqual([
+        "written after the first copy",
+      ]);
+      expect(await pg.messageCount()).toBe(messages + 1);
+    } finally {
+      await pg.close();
+      await sqlite.close();
+    }
+  });
+
+  it("--db postgres://… works for read and write commands", async () => {
+    const schema = `c_${randomBytes(6).toString("hex")}`;
+    const db = pgUrl(schema);
+    const pg = await openPostgresSessionStore({ connectionString: url, schema });
+    try {
+      await pg.createSession({ id: "20260101_000000_abcdef", source: "cli", model: "m1" });
+      await pg.appendMessage({
+        sessionId: "20260101_000000_abcdef",
+        role: "user",
+        content: "deploy the docker image",
+      });
+      expect(await cli("--db", db, "list")).toContain("20260101_000000_abcdef");
+      const hits = JSON.parse(await cli("--db", db, "search", "docker", "--json"));
+      expect(hits.map((h: { snippet: string }) => h.snippet)).toEqual(["deploy the >>>docker<<< image"]);
+      await cli("--db", db, "title", "20260101_000000_abcdef", "Docker deploy");
+      expect(await pg.getSessionTitle("20260101_000000_abcdef")).toBe("Docker deploy");
+    } finally {
+      await pg.close();
+    }
+  });
+});
