@@ -16,6 +16,10 @@ export const isoTime = (epoch: number): string => new Date(epoch * 1000).toISOSt
 export const formatNumber = (n: number | null | undefined): string =>
   n === null || n === undefined ? "—" : number.format(n);
 
+/** A count with its noun, singular for one ("1 message", "2 messages"). */
+export const countOf = (n: number | null | undefined, noun: string): string =>
+  `${formatNumber(n ?? 0)} ${n === 1 ? noun : `${noun}s`}`;
+
 export const formatUsd = (n: number | null | undefined): string =>
   n === null || n === undefined ? "—" : usd.format(n);
 

@@ -1,4 +1,5 @@
 import type { Lineage, LineageNode } from "../api.js";
+import { countOf } from "../format.js";
 
 const LINK_LABEL: Record<string, string> = {
   compression: "continued after compression",
@@ -18,7 +19,7 @@ function Node({ node, current }: { node: LineageNode; current: boolean }) {
       )}
       <span class="dim">
         {node.link ? `${LINK_LABEL[node.link] ?? node.link} · ` : ""}
-        {node.source} · {node.message_count ?? 0} messages
+        {node.source} · {countOf(node.message_count, "message")}
       </span>
     </div>
   );

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, type LineageNode, type SessionPageRow } from "../api.js";
-import { ago, formatNumber, formatTime, isoTime, LIVE_WINDOW_SECONDS } from "../format.js";
+import { ago, countOf, formatTime, isoTime, LIVE_WINDOW_SECONDS } from "../format.js";
 
 const LINK_LABEL: Record<string, string> = {
   compression: "compressed into",
@@ -39,7 +39,7 @@ export function SessionItem({ row }: { row: SessionPageRow }) {
       <div class="session-meta dim">
         <span>{row.source}</span>
         {row.model ? <span>{row.model}</span> : null}
-        <span>{formatNumber(row.message_count)} messages</span>
+        <span>{countOf(row.message_count, "message")}</span>
         <time dateTime={isoTime(row.chain_last_active)} title={formatTime(row.chain_last_active)}>
           {ago(row.chain_last_active)}
         </time>
@@ -60,7 +60,7 @@ export function SessionItem({ row }: { row: SessionPageRow }) {
                   </a>
                   <span class="dim">
                     {" "}
-                    · {formatNumber(node.message_count)} messages ·{" "}
+                    · {countOf(node.message_count, "message")} ·{" "}
                     {node.ended_at === null ? "not ended" : formatTime(node.ended_at)}
                   </span>
                 </li>
