@@ -1,5 +1,5 @@
 export { createWebApp, type WebAppOptions } from "./create-app.js";
-export { type ChangeFeed, pollingChangeFeed, type StoreChange } from "./live/change-feed.js";
+export { type ChangeFeed, pollingChangeFeed, type StoreChange, storeChangeFeed } from "./live/change-feed.js";
 export { openInBrowser } from "./open-in-browser.js";
 export { isPostgresUrl, openServedStore, type ServedDatabase } from "./open-store.js";
 export { CSRF_HEADER } from "./security/csrf-guard.js";

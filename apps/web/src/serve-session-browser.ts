@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import type { SessionStore } from "@hermes/core";
 import { serve } from "@hono/node-server";
 import { createWebApp } from "./create-app.js";
-import { type ChangeFeed, pollingChangeFeed } from "./live/change-feed.js";
+import { type ChangeFeed, storeChangeFeed } from "./live/change-feed.js";
 import { openServedStore } from "./open-store.js";
 import { newToken } from "./security/access-guard.js";
 import { allowedHosts, isLoopbackHost } from "./security/host-guard.js";
@@ -22,7 +22,7 @@ export interface ServeOptions {
   allowWrites?: boolean;
   /** More `Host` header names to answer to (a DNS name of this machine), without the port. */
   allowedHosts?: string[];
-  /** How often the Live view's change check runs, in ms (default 1000). */
+  /** How often the Live view's change check runs, in ms (default 250 on a store with `watchChanges`, else 1000). */
   liveIntervalMs?: number;
   /** Serve this store instead of opening `db` (it is not closed by `close()`). */
   store?: SessionStore;
@@ -63,7 +63,7 @@ export async function serveSessionBrowser(o: ServeOptions = {}): Promise<Running
   const token = o.token ?? newToken();
   const allowWrites = o.allowWrites ?? false;
   const store = o.store ?? (await openServedStore({ db: o.db, allowWrites }));
-  const changes: ChangeFeed = pollingChangeFeed(store, { intervalMs: o.liveIntervalMs });
+  const changes: ChangeFeed = storeChangeFeed(store, { intervalMs: o.liveIntervalMs });
   let server: ReturnType<typeof serve> | undefined;
   try {
     const port = await new Promise<number>((resolve, reject) => {

@@ -335,6 +335,10 @@ describe("API", () => {
     await writer.appendMessage({ sessionId: seed.dockerTip, role: "user", content: "appended elsewhere" });
     await writer.close();
     await until("event: change");
+    // The SQLite store's watchChanges names the session that received the message.
+    await until("\n\n");
+    const data = /event: change\ndata: (.*)\n/.exec(text)?.[1];
+    expect(JSON.parse(data ?? "{}").sessionIds).toEqual([seed.dockerTip]);
     await reader.cancel();
   });
 });

@@ -67,3 +67,55 @@ export function pollingChangeFeed(store: SessionStore, o: { intervalMs?: number 
     },
   };
 }
+
+/**
+ * The change feed for `store`: its own `watchChanges` where it has one (the SQLite store: a
+ * `PRAGMA data_version` check per tick, then the new rows by rowid, so each change names its
+ * sessions), else {@link pollingChangeFeed} (PostgreSQL). One watch for all listeners, none while
+ * nobody listens. `watchChanges` reports new sessions and messages; a deletion by another process
+ * shows at the next reload.
+ */
+export function storeChangeFeed(store: SessionStore, o: { intervalMs?: number } = {}): ChangeFeed {
+  if (store.watchChanges === undefined) return pollingChangeFeed(store, o);
+  const watch = store.watchChanges.bind(store);
+  const intervalMs = o.intervalMs ?? 250;
+  const listeners = new Set<(change: StoreChange) => void>();
+  let running: AbortController | undefined;
+  let closed = false;
+  const loop = async (stop: AbortController) => {
+    while (!stop.signal.aborted) {
+      try {
+        for await (const c of watch({ signal: stop.signal, intervalMs })) {
+          const sessionIds = [...new Set([...c.newSessionIds, ...c.updatedSessionIds])];
+          const change: StoreChange = { seenAt: Date.now(), sessionIds };
+          for (const listener of listeners) listener(change);
+        }
+      } catch {
+        // A busy store: watch again after a pause (a stopped feed ends the loop).
+        await sleep(intervalMs, undefined, { signal: stop.signal }).catch(() => undefined);
+      }
+    }
+  };
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      if (running === undefined && !closed) {
+        running = new AbortController();
+        void loop(running);
+      }
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0) {
+          running?.abort();
+          running = undefined;
+        }
+      };
+    },
+    close() {
+      closed = true;
+      listeners.clear();
+      running?.abort();
+      running = undefined;
+    },
+  };
+}
