@@ -10,6 +10,7 @@ const projects = [
   ["@hermes/store", "packages/store"],
   ["@hermes/postgres", "packages/postgres"],
   ["@hermes/conformance", "packages/conformance"],
+  ["@hermes/web", "apps/web"],
   ["@hermes/cli", "apps/cli"],
   ["@hermes/bench", "apps/bench"],
   ["@hermes/differential", "tests/differential"],

@@ -19,6 +19,7 @@ const SCENARIOS = [
   "export",
   "fork",
   "migrate",
+  "web",
 ];
 
 describe("pnpm bench --quick", () => {

@@ -12,6 +12,7 @@ import { migrateCommand } from "./commands/migrate-command.js";
 import { migrateToPostgresCommand } from "./commands/migrate-to-postgres-command.js";
 import { pruneCommand } from "./commands/prune-command.js";
 import { searchCommand } from "./commands/search-command.js";
+import { serveCommand } from "./commands/serve-command.js";
 import { showCommand } from "./commands/show-command.js";
 import { statsCommand } from "./commands/stats-command.js";
 import { titleCommand } from "./commands/title-command.js";
@@ -52,6 +53,7 @@ export function createProgram(): Command {
     doctorCommand(),
     migrateCommand(),
     migrateToPostgresCommand(),
+    serveCommand(),
     completionCommand(),
   ]) {
     // addCommand does not copy the parent's settings (unlike .command()): without this, a bad

@@ -23,7 +23,10 @@ describe("shell completion", { timeout: 120_000 }, () => {
       expect(r.code, r.stderr).toBe(0);
       return lines(r.stdout);
     };
-    expect(complete("s").map((l) => l.split("\t")[0])).toEqual(["show", "search", "stats"]);
+    expect(complete("s").map((l) => l.split("\t")[0])).toEqual(["show", "search", "stats", "serve"]);
+    expect(complete("serve", "--allow-")).toEqual([
+      "--allow-writes\tenable rename, delete and prune in the UI (each confirmed)",
+    ]);
     expect(complete("")).toContain(
       "follow\tprint new messages as they are written, like tail -f (Ctrl-C stops)",
     );

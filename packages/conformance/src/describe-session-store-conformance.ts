@@ -2,6 +2,7 @@ import type { SessionStore } from "@hermes/core";
 import { afterEach, describe } from "vitest";
 import type { ContractBackend, ContractSuite } from "./harness.js";
 import { backendShapesSuite } from "./suites/backend-shapes.js";
+import { browsingContract } from "./suites/browsing.js";
 import { concurrentWritesSuite } from "./suites/concurrent-writes.js";
 import { conversationSuite } from "./suites/conversation.js";
 import { listingContract } from "./suites/listing.js";
@@ -41,6 +42,7 @@ const SUITES: readonly ContractSuite[] = [
   sessionsContract,
   titlesContract,
   listingContract,
+  browsingContract,
   messagesSuite,
   conversationSuite,
   retentionSuite,
@@ -52,9 +54,9 @@ const SUITES: readonly ContractSuite[] = [
 
 /**
  * Declares the `SessionStore` contract suites (vitest `describe`/`it`) against one backend:
- * the `backend` and `stats()` shapes, sessions, titles, listing, messages, conversation shapes,
- * retention, search, portable sessions, concurrent writes and read-only access, the same
- * assertions `@hermes/store` and `@hermes/postgres` pass. Call it at the top level of a test file.
+ * the `backend` and `stats()` shapes, sessions, titles, listing, browsing pages, messages,
+ * conversation shapes, retention, search, portable sessions, concurrent writes and read-only
+ * access, the same assertions `@hermes/store` and `@hermes/postgres` pass. Call it at the top level of a test file.
  *
  * @example
  * // sqlite.conformance.test.ts

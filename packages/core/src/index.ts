@@ -1,12 +1,30 @@
 // The backend-neutral contract of the session stores, by area (the folders of src/): the
 // `SessionStore` interface and its backend/stats shapes, rows and options, errors, argument
-// validation, titles, conversation shapes, portable formats, retention and search arguments.
+// validation, browsing pages, titles, conversation shapes, portable formats, retention and
+// search arguments.
 export type {
   BackendInfo,
   CustomBackendInfo,
   PostgresBackendInfo,
   SqliteBackendInfo,
 } from "./backend-info.js";
+export {
+  type MessagePage,
+  type MessagePageAnchor,
+  type MessagePageArguments,
+  type MessagePageOptions,
+  messagePageArguments,
+  pageAround,
+} from "./browsing/message-page-arguments.js";
+export {
+  finishSessionPage,
+  type SessionPage,
+  type SessionPageArguments,
+  type SessionPageOptions,
+  type SessionPageRow,
+  sessionPageArguments,
+  sessionPageCursor,
+} from "./browsing/session-page-arguments.js";
 export {
   type AnthropicContentBlock,
   type AnthropicConversation,

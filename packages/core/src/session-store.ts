@@ -1,4 +1,6 @@
 import type { BackendInfo } from "./backend-info.js";
+import type { MessagePage, MessagePageOptions } from "./browsing/message-page-arguments.js";
+import type { SessionPage, SessionPageOptions } from "./browsing/session-page-arguments.js";
 import type { AnthropicConversation } from "./conversation/anthropic-format.js";
 import type { ConversationWindow, ConversationWindowOptions } from "./conversation/conversation-window.js";
 import type { ExportStreamOptions } from "./portable/export-options.js";
@@ -212,6 +214,18 @@ export interface SessionStore {
   forkSession(id: string, o?: ForkSessionOptions): Promise<SessionRow>;
   /** Ancestors and descendants of a session with the kind of each link, or `null`. */
   getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null>;
+  /**
+   * A page of sessions for a browser, most recently active chain first (keyset paging: following
+   * `nextCursor` reaches every session, stable while sessions are added), with filters. A
+   * compression continuation or a sub-agent run is not listed on its own: it counts in the
+   * `chain_*` figures of the session it continues.
+   */
+  listSessionPage(o?: SessionPageOptions): Promise<SessionPage>;
+  /**
+   * A page of a session's messages in conversation order (the first or last page, around a
+   * message, before or after one) with the number of messages before and after it.
+   */
+  getMessagePage(sessionId: string, o?: MessagePageOptions): Promise<MessagePage>;
   /** Sessions, messages, tokens and cost grouped by source, model or UTC day. */
   usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]>;
 

@@ -19,6 +19,8 @@ import {
   type JsonlDestination,
   type Lineage,
   type ListSessionsRichOptions,
+  type MessagePage,
+  type MessagePageOptions,
   type MessageRow,
   nonNegativeInt,
   optionsObject,
@@ -30,6 +32,8 @@ import {
   type SearchHit,
   type SearchMessagesOptions,
   type SessionExport,
+  type SessionPage,
+  type SessionPageOptions,
   type SessionStore,
   type SessionWithLastActive,
   StoreClosedError,
@@ -442,6 +446,14 @@ export class PostgresSessionStore implements SessionStore {
   /** Ancestors and descendants of a session with the kind of each link, or `null`. */
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
     return portable.getLineage(this.#ctx, id, o);
+  }
+  /** A page of sessions, most recently active chain first, with filters and a cursor to the next page. */
+  async listSessionPage(o?: SessionPageOptions): Promise<SessionPage> {
+    return portable.listSessionPage(this.#ctx, o);
+  }
+  /** A page of a session's messages: the first or last, around a message, or before/after one. */
+  async getMessagePage(sessionId: string, o?: MessagePageOptions): Promise<MessagePage> {
+    return portable.getMessagePage(this.#ctx, sessionId, o);
   }
   /** Sessions, messages, tokens and cost grouped by source, model or UTC day. */
   async usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]> {

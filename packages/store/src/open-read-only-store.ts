@@ -163,6 +163,9 @@ export function readOnlyContext(
     now: clock,
     readOnly: {
       reader: () => file.reader(),
+      get generation() {
+        return file.generation;
+      },
       refresh: () => {
         try {
           file.refresh();

@@ -174,6 +174,7 @@ export class ReadOnlyFile {
   readonly #options: ReadOnlyFileOptions;
   readonly #key: string;
   #current: Generation;
+  #generations = 0;
   #closed = false;
 
   private constructor(path: string, options: ReadOnlyFileOptions, key: string, first: Generation) {
@@ -259,6 +260,14 @@ export class ReadOnlyFile {
     }
   }
 
+  /**
+   * How many times {@link refresh} read the file again: a new connection, whose `data_version`
+   * starts afresh, so a change check compares this count too.
+   */
+  get generation(): number {
+    return this.#generations;
+  }
+
   /** The connection reads go through now. */
   get conn(): DatabaseConnection {
     return this.#current.conn;
@@ -301,6 +310,7 @@ export class ReadOnlyFile {
     if (!changed) return;
     const next = ReadOnlyFile.#generation(this.path, this.#options, this.#key);
     this.#current = next;
+    this.#generations++;
     const entry = openHere.get(this.#key);
     if (entry !== undefined) entry.wal = next.wal;
     this.#retire(g);

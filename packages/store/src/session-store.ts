@@ -19,6 +19,8 @@ import type {
   JsonlDestination,
   Lineage,
   ListSessionsRichOptions,
+  MessagePage,
+  MessagePageOptions,
   MessageRow,
   PortableSession,
   RichSessionRow,
@@ -28,6 +30,8 @@ import type {
   SearchMessagesOptions,
   SearchSessionsOptions,
   SessionExport,
+  SessionPage,
+  SessionPageOptions,
   SessionRow,
   SessionStore as SessionStoreContract,
   SessionWithLastActive,
@@ -387,6 +391,14 @@ export class SessionStore implements SessionStoreContract {
   /** Ancestors and descendants of a session with the kind of each link, or `null`. */
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
     return this.#read((ctx) => portable.getLineage(ctx, id, o));
+  }
+  /** A page of sessions, most recently active chain first, with filters and a cursor to the next page. */
+  async listSessionPage(o?: SessionPageOptions): Promise<SessionPage> {
+    return this.#read((ctx) => portable.listSessionPage(ctx, o));
+  }
+  /** A page of a session's messages: the first or last, around a message, or before/after one. */
+  async getMessagePage(sessionId: string, o?: MessagePageOptions): Promise<MessagePage> {
+    return this.#read((ctx) => portable.getMessagePage(ctx, sessionId, o));
   }
   /** Sessions, messages, tokens and cost grouped by source, model or day. */
   async usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]> {

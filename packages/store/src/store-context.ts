@@ -22,5 +22,7 @@ export interface StoreContext {
   readonly readOnly?: {
     reader(): { conn: DatabaseConnection; own: boolean; release(): void };
     refresh(): void;
+    /** How many times `refresh` read the file again (each time on a new connection). */
+    readonly generation: number;
   };
 }

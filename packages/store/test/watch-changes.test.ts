@@ -161,6 +161,31 @@ describe("watchChanges on a read-only store", { timeout: 60_000 }, () => {
     }
   });
 
+  it("a snapshot of a v11 file sees a writer that wrote and closed (checkpointed) between two checks", async () => {
+    const path = copyOfFixture(SAMPLE_DB, 0o600);
+    const reader = await openSessionStore({ path, readOnly: true });
+    const ac = new AbortController();
+    try {
+      expect(reader.access.readOnlyAccess).toBe("snapshot");
+      const feed = reader
+        .watchChanges({ signal: ac.signal, intervalMs: 200, includeMessages: true })
+        [Symbol.asyncIterator]();
+      const first = feed.next();
+      // The whole write, close included (its WAL checkpointed and removed), fits between checks.
+      const writer = await openSessionStore({ path });
+      await writer.createSession({ id: "closed-early", source: "cli" });
+      await writer.appendMessage({ sessionId: "closed-early", role: "user", content: "written and gone" });
+      await writer.close();
+      const changes = [(await first).value as StoreChange];
+      changes.push(...(await collect(feed, (all) => [...changes, ...all].some((c) => c.messages?.length))));
+      expect(changes.flatMap((c) => c.newSessionIds)).toEqual(["closed-early"]);
+      expect(changes.flatMap((c) => c.messages ?? []).map((m) => m.content)).toEqual(["written and gone"]);
+    } finally {
+      ac.abort();
+      await reader.close();
+    }
+  });
+
   it("a newer agent's file (read through views) reports the agent's new sessions and displayed messages", async () => {
     const path = copyOfFixture(V30_SAMPLE_DB);
     const store = await openSessionStore(path);

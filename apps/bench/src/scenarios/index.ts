@@ -10,6 +10,7 @@ import { migrateScenario } from "./migrate.js";
 import { postgresScenario } from "./postgres.js";
 import { resumeScenario } from "./resume.js";
 import { searchScenario } from "./search.js";
+import { webScenario } from "./web.js";
 
 /** Every scenario, in the order a full run executes them. */
 export const SCENARIOS: readonly Scenario[] = [
@@ -24,4 +25,5 @@ export const SCENARIOS: readonly Scenario[] = [
   forkScenario,
   migrateScenario,
   postgresScenario,
+  webScenario,
 ];

@@ -10,6 +10,8 @@ export { forkSession } from "./fork-session.js";
 export { importSessions } from "./import-sessions.js";
 export { iterMessages } from "./iter-messages.js";
 export { getLineage } from "./lineage.js";
+export { getMessagePage } from "./message-page.js";
+export { listSessionPage } from "./session-page.js";
 export { usageStats } from "./usage-stats.js";
 
 /** The conversation in the Anthropic Messages shape. */

@@ -75,7 +75,9 @@ export function watchChanges(
   // reports another data_version: one extra check, nothing missed).
   const version = () => {
     ctx.readOnly?.refresh();
-    return `${ctx.conn.get<{ data_version: number }>(DATA_VERSION_SQL)!.data_version}:${ctx.writes.stats.groupsCommitted}`;
+    // A snapshot read again is a new connection with a data_version of its own: count it too.
+    const generation = ctx.readOnly?.generation ?? 0;
+    return `${generation}:${ctx.conn.get<{ data_version: number }>(DATA_VERSION_SQL)!.data_version}:${ctx.writes.stats.groupsCommitted}`;
   };
   return (async function* () {
     const aborted = () => a.signal?.aborted === true;

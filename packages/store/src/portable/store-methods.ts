@@ -11,6 +11,8 @@ export { forkSession } from "./fork-session.js";
 export { importSessions } from "./import-sessions.js";
 export { iterMessages } from "./iter-messages.js";
 export { getLineage } from "./lineage.js";
+export { getMessagePage } from "./message-page.js";
+export { listSessionPage } from "./session-page.js";
 export { usageStats } from "./usage-stats.js";
 
 const SYSTEM_PROMPT_SQL = "SELECT system_prompt FROM sessions WHERE id = ?";

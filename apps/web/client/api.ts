@@ -1,0 +1,94 @@
+import type { Lineage, MessagePage, SearchHit, SessionPage, SessionRow, UsageStatsRow } from "@hermes/store";
+
+export type {
+  Lineage,
+  LineageNode,
+  MessageRow,
+  SearchHit,
+  SessionPageRow,
+  SessionRow,
+  UsageStatsRow,
+} from "@hermes/store";
+
+const meta = (name: string) => document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content ?? "";
+
+/** Whether the server was started with `--allow-writes`. */
+export const WRITABLE = meta("hermes-writable") === "true";
+const CSRF = meta("hermes-csrf");
+
+/** An API answer that was not a success, with the server's message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Params = Record<string, string | number | string[] | undefined | null>;
+
+/** `/api/<path>?params` (repeatable parameters as arrays; empty values left out). */
+export function apiUrl(path: string, params: Params = {}): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined || value === null || value === "") continue;
+    for (const v of Array.isArray(value) ? value : [value]) search.append(key, String(v));
+  }
+  const query = search.toString();
+  return `/api/${path}${query ? `?${query}` : ""}`;
+}
+
+async function request<T>(url: string, init?: RequestInit): Promise<T> {
+  const res = await fetch(url, { credentials: "same-origin", ...init });
+  const body = (await res.json().catch(() => null)) as { error?: string; message?: string } | null;
+  if (!res.ok) {
+    throw new ApiError(
+      res.status,
+      body?.error ?? "HTTP",
+      body?.message ?? `The server answered ${res.status}`,
+    );
+  }
+  return body as T;
+}
+
+/** A write (`--allow-writes`), with the page's CSRF token. */
+function write<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return request<T>(`/api/${path}`, {
+    method,
+    headers: { "content-type": "application/json", "x-hermes-csrf": CSRF },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+}
+
+export interface SessionFilters {
+  source?: string[];
+  model?: string[];
+  from?: string;
+  to?: string;
+  title?: string;
+}
+
+export const api = {
+  filters: () => request<{ sources: string[]; models: string[] }>(apiUrl("filters")),
+  sessions: (f: SessionFilters, cursor?: string | null, limit = 50) =>
+    request<SessionPage>(apiUrl("sessions", { ...f, cursor, limit })),
+  session: (id: string) =>
+    request<{ session: SessionRow; lineage: Lineage }>(apiUrl(`sessions/${encodeURIComponent(id)}`)),
+  messages: (
+    id: string,
+    p: { from?: "start" | "end"; after?: number; before?: number; around?: number; limit?: number },
+  ) => request<MessagePage>(apiUrl(`sessions/${encodeURIComponent(id)}/messages`, p)),
+  search: (p: { q: string; source?: string[]; role?: string[]; offset?: number; limit?: number }) =>
+    request<{ hits: SearchHit[]; titles: Record<string, string | null> }>(apiUrl("search", p)),
+  usage: (p: { groupBy: string; from?: string; to?: string; source?: string }) =>
+    request<{ groupBy: string; rows: UsageStatsRow[] }>(apiUrl("usage", p)),
+  exportUrl: (id: string, format: "jsonl" | "markdown") =>
+    apiUrl(`sessions/${encodeURIComponent(id)}/export`, { format }),
+  rename: (id: string, title: string | null) =>
+    write<{ id: string; title: string | null }>("PUT", `sessions/${encodeURIComponent(id)}/title`, { title }),
+  remove: (id: string) => write<{ deleted: boolean }>("DELETE", `sessions/${encodeURIComponent(id)}`),
+  prune: (olderThanDays: number, source?: string) =>
+    write<{ removed: number }>("POST", "prune", { olderThanDays, ...(source ? { source } : {}) }),
+};

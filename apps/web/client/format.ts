@@ -1,0 +1,36 @@
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const number = new Intl.NumberFormat();
+const usd = new Intl.NumberFormat(undefined, {
+  style: "currency",
+  currency: "USD",
+  maximumFractionDigits: 4,
+});
+
+/** An epoch-seconds time for people. */
+export const formatTime = (epoch: number | null | undefined): string =>
+  epoch === null || epoch === undefined ? "—" : dateTime.format(new Date(epoch * 1000));
+
+/** A machine-readable time for `<time datetime>`. */
+export const isoTime = (epoch: number): string => new Date(epoch * 1000).toISOString();
+
+export const formatNumber = (n: number | null | undefined): string =>
+  n === null || n === undefined ? "—" : number.format(n);
+
+/** A count with its noun, singular for one ("1 message", "2 messages"). */
+export const countOf = (n: number | null | undefined, noun: string): string =>
+  `${formatNumber(n ?? 0)} ${n === 1 ? noun : `${noun}s`}`;
+
+export const formatUsd = (n: number | null | undefined): string =>
+  n === null || n === undefined ? "—" : usd.format(n);
+
+/** How long ago, coarsely ("5 min ago"). */
+export function ago(epoch: number, now = Date.now() / 1000): string {
+  const s = Math.max(0, now - epoch);
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86_400)} d ago`;
+}
+
+/** A session counts as live when it has not ended and something happened in the last 10 minutes. */
+export const LIVE_WINDOW_SECONDS = 600;

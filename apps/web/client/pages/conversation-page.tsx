@@ -1,0 +1,272 @@
+import { useEffect, useRef, useState } from "preact/hooks";
+import { useLocation, useRoute } from "preact-iso";
+import { api, type Lineage, type MessageRow, type SessionRow, WRITABLE } from "../api.js";
+import { ConfirmDialog } from "../components/confirm-dialog.js";
+import { ErrorNote } from "../components/error-note.js";
+import { LineageGraph } from "../components/lineage-graph.js";
+import { MessageView } from "../components/message-view.js";
+import { formatNumber, formatTime, formatUsd } from "../format.js";
+import { useLiveChanges } from "../live.js";
+
+const PAGE = 100;
+/** At most this many messages are in the page at once; older ones are let go as more load. */
+const WINDOW = 300;
+
+interface Window {
+  rows: MessageRow[];
+  before: number;
+  after: number;
+}
+
+function Figures({ s }: { s: SessionRow }) {
+  const items: Array<[string, string]> = [
+    ["Source", s.source],
+    ["Model", s.model ?? "—"],
+    ["Started", formatTime(s.started_at)],
+    ["Ended", s.ended_at === null ? "not ended" : `${formatTime(s.ended_at)} (${s.end_reason ?? "?"})`],
+    ["Messages", formatNumber(s.message_count)],
+    ["Tool calls", formatNumber(s.tool_call_count)],
+    ["API calls", formatNumber(s.api_call_count)],
+    ["Input tokens", formatNumber(s.input_tokens)],
+    ["Output tokens", formatNumber(s.output_tokens)],
+    ["Cache read / write", `${formatNumber(s.cache_read_tokens)} / ${formatNumber(s.cache_write_tokens)}`],
+    ["Reasoning tokens", formatNumber(s.reasoning_tokens)],
+    ["Cost (estimated)", formatUsd(s.estimated_cost_usd)],
+    ["Cost (actual)", formatUsd(s.actual_cost_usd)],
+  ];
+  return (
+    <dl class="figures">
+      {items.map(([k, v]) => (
+        <div key={k}>
+          <dt>{k}</dt>
+          <dd>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+function SessionActions({
+  session,
+  onRenamed,
+}: {
+  session: SessionRow;
+  onRenamed: (t: string | null) => void;
+}) {
+  const { route } = useLocation();
+  const [editing, setEditing] = useState(false);
+  const [title, setTitle] = useState(session.title ?? "");
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  return (
+    <div class="actions">
+      {editing ? (
+        <form
+          class="rename"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            try {
+              const res = await api.rename(session.id, title.trim() === "" ? null : title);
+              onRenamed(res.title);
+              setEditing(false);
+              setError(null);
+            } catch (err) {
+              setError(err);
+            }
+          }}
+        >
+          <label>
+            New title
+            <input value={title} maxLength={100} onInput={(e) => setTitle(e.currentTarget.value)} />
+          </label>
+          <button type="submit">Save title</button>
+          <button type="button" onClick={() => setEditing(false)}>
+            Cancel
+          </button>
+        </form>
+      ) : (
+        <button type="button" onClick={() => setEditing(true)}>
+          Rename…
+        </button>
+      )}
+      <button type="button" class="danger" onClick={() => setConfirmDelete(true)}>
+        Delete…
+      </button>
+      <ConfirmDialog
+        open={confirmDelete}
+        title="Delete this session?"
+        confirmLabel="Delete session"
+        onCancel={() => setConfirmDelete(false)}
+        onConfirm={async () => {
+          try {
+            await api.remove(session.id);
+            route("/");
+          } catch (err) {
+            setError(err);
+            setConfirmDelete(false);
+          }
+        }}
+      >
+        <p>
+          “{session.title ?? session.id}” and its {formatNumber(session.message_count)} messages are deleted.
+          Sessions that continue it are kept.
+        </p>
+      </ConfirmDialog>
+      <ErrorNote error={error} />
+    </div>
+  );
+}
+
+/** One session: figures, lineage, export, and its messages a page at a time. */
+export function ConversationPage() {
+  const { params, query } = useRoute();
+  const id = params.id ?? "";
+  const target = query.message ? Number(query.message) : undefined;
+  const [session, setSession] = useState<SessionRow | null>(null);
+  const [lineage, setLineage] = useState<Lineage | null>(null);
+  const [win, setWin] = useState<Window>({ rows: [], before: 0, after: 0 });
+  const [follow, setFollow] = useState(query.follow === "1");
+  const [error, setError] = useState<unknown>(null);
+  const [loading, setLoading] = useState(false);
+  const bottom = useRef<HTMLDivElement>(null);
+
+  const load = async (fn: () => Promise<void>) => {
+    setLoading(true);
+    try {
+      await fn();
+      setError(null);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  const reset = (p: { from?: "start" | "end"; around?: number }) =>
+    load(async () => {
+      const page = await api.messages(id, { ...p, limit: PAGE });
+      setWin({ rows: page.messages, before: page.before, after: page.after });
+    });
+
+  useEffect(() => {
+    setSession(null);
+    void load(async () => {
+      const res = await api.session(id);
+      setSession(res.session);
+      setLineage(res.lineage);
+    });
+    void reset(target !== undefined ? { around: target } : { from: follow ? "end" : "start" });
+  }, [id, target]);
+
+  // Opened from a search hit: the hit is scrolled into view and focused.
+  useEffect(() => {
+    if (target === undefined) return;
+    const el = document.getElementById(`m${target}`);
+    if (el) {
+      el.scrollIntoView({ block: "center" });
+      el.focus({ preventScroll: true });
+    }
+  }, [win.rows, target]);
+
+  const earlier = () =>
+    load(async () => {
+      const first = win.rows[0];
+      if (!first) return;
+      const page = await api.messages(id, { before: first.id, limit: PAGE });
+      const rows = [...page.messages, ...win.rows];
+      const drop = Math.max(0, rows.length - WINDOW);
+      setWin({ rows: rows.slice(0, rows.length - drop), before: page.before, after: win.after + drop });
+    });
+
+  const later = async (scroll: boolean) => {
+    const last = win.rows[win.rows.length - 1];
+    const page = last
+      ? await api.messages(id, { after: last.id, limit: PAGE })
+      : await api.messages(id, { from: "start", limit: PAGE });
+    if (page.messages.length === 0 && page.after === win.after) return;
+    setWin((w) => {
+      const rows = [...w.rows, ...page.messages];
+      const drop = Math.max(0, rows.length - WINDOW);
+      return { rows: rows.slice(drop), before: w.before + drop, after: page.after };
+    });
+    if (scroll) requestAnimationFrame(() => bottom.current?.scrollIntoView({ block: "end" }));
+  };
+
+  // Live: new messages of this session appear while the page shows its end; "Follow" keeps
+  // the view at the bottom.
+  useLiveChanges(() => {
+    if (win.after === 0) void later(follow).catch(setError);
+    void api.session(id).then((res) => {
+      setSession(res.session);
+      setLineage(res.lineage);
+    }, setError);
+  });
+
+  useEffect(() => {
+    if (follow) {
+      if (win.after > 0) void reset({ from: "end" });
+      else bottom.current?.scrollIntoView({ block: "end" });
+    }
+  }, [follow]);
+
+  const first = win.before + 1;
+  const last = win.before + win.rows.length;
+  const total = win.before + win.rows.length + win.after;
+  return (
+    <section aria-labelledby="session-heading" class="conversation">
+      <ErrorNote error={error} />
+      {session ? (
+        <header class="session-head">
+          <h1 id="session-heading">{session.title ?? session.id}</h1>
+          <p class="dim mono">{session.id}</p>
+          <Figures s={session} />
+          <div class="actions">
+            <a class="button" href={api.exportUrl(session.id, "jsonl")} download>
+              Export JSONL
+            </a>
+            <a class="button" href={api.exportUrl(session.id, "markdown")} download>
+              Export Markdown
+            </a>
+            <label class="toggle">
+              <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.currentTarget.checked)} />{" "}
+              Follow
+            </label>
+          </div>
+          {WRITABLE ? (
+            <SessionActions session={session} onRenamed={(t) => setSession({ ...session, title: t })} />
+          ) : null}
+          {lineage ? <LineageGraph lineage={lineage} /> : null}
+        </header>
+      ) : (
+        <h1 id="session-heading">{loading ? "Loading…" : id}</h1>
+      )}
+      <nav class="pager" aria-label="Messages">
+        <button type="button" disabled={win.before === 0 || loading} onClick={() => reset({ from: "start" })}>
+          First
+        </button>
+        <button type="button" disabled={win.before === 0 || loading} onClick={earlier}>
+          Earlier ({formatNumber(win.before)})
+        </button>
+        <span class="dim" aria-live="polite">
+          {total === 0
+            ? "No messages"
+            : `Messages ${formatNumber(first)}–${formatNumber(last)} of ${formatNumber(total)}`}
+        </span>
+      </nav>
+      <div class="messages">
+        {win.rows.map((m) => (
+          <MessageView key={m.id} message={m} highlighted={m.id === target} />
+        ))}
+      </div>
+      <nav class="pager" aria-label="More messages">
+        <button type="button" disabled={win.after === 0 || loading} onClick={() => load(() => later(false))}>
+          Later ({formatNumber(win.after)})
+        </button>
+        <button type="button" disabled={win.after === 0 || loading} onClick={() => reset({ from: "end" })}>
+          Latest
+        </button>
+      </nav>
+      <div ref={bottom} />
+    </section>
+  );
+}

@@ -1,0 +1,107 @@
+import type { SessionStore } from "@hermes/core";
+import { Hono } from "hono";
+import { badRequest, notFound } from "./api-error.js";
+import { int, list, text, time } from "./query-params.js";
+
+const USAGE_GROUPS = ["day", "model", "source"] as const;
+
+/** Titles of the sessions of search hits, each read once. */
+async function titlesOf(store: SessionStore, ids: Iterable<string>): Promise<Record<string, string | null>> {
+  const out: Record<string, string | null> = {};
+  for (const id of new Set(ids)) out[id] = await store.getSessionTitle(id);
+  return out;
+}
+
+/** The JSON API the pages read: sessions, one session, its messages, search, usage. */
+export function readRoutes(store: SessionStore): Hono {
+  const api = new Hono();
+
+  // What the filters offer: every source and model with sessions.
+  api.get("/filters", async (c) => {
+    const [sources, models] = await Promise.all([
+      store.usageStats({ groupBy: "source" }),
+      store.usageStats({ groupBy: "model" }),
+    ]);
+    return c.json({
+      sources: sources.map((r) => r.group).filter((g): g is string => g !== null),
+      models: models.map((r) => r.group).filter((g): g is string => g !== null),
+    });
+  });
+
+  api.get("/sessions", async (c) => {
+    const page = await store.listSessionPage({
+      sources: list(c, "source"),
+      models: list(c, "model"),
+      startedAfter: time(c, "from"),
+      startedBefore: time(c, "to", true),
+      title: text(c, "title", 200),
+      limit: int(c, "limit", 1, 200) ?? 50,
+      cursor: text(c, "cursor"),
+    });
+    // A list shows no system prompt or model config: they are most of a row's bytes.
+    const sessions = page.sessions.map(({ system_prompt: _, model_config: __, ...row }) => row);
+    return c.json({ sessions, nextCursor: page.nextCursor });
+  });
+
+  api.get("/sessions/:id", async (c) => {
+    const id = c.req.param("id");
+    const [session, lineage] = await Promise.all([
+      store.getSession(id),
+      store.getLineage(id, { maxDescendants: 200 }),
+    ]);
+    if (session === null) throw notFound(`No session ${id}`);
+    return c.json({ session, lineage });
+  });
+
+  api.get("/sessions/:id/messages", async (c) => {
+    const limit = int(c, "limit", 1, 500) ?? 100;
+    const after = int(c, "after", 0, Number.MAX_SAFE_INTEGER);
+    const before = int(c, "before", 0, Number.MAX_SAFE_INTEGER);
+    const around = int(c, "around", 0, Number.MAX_SAFE_INTEGER);
+    const from = text(c, "from");
+    if (from !== undefined && from !== "start" && from !== "end")
+      throw badRequest("from must be start or end");
+    const page = await store.getMessagePage(c.req.param("id"), {
+      limit,
+      ...(after !== undefined ? { afterId: after } : {}),
+      ...(before !== undefined ? { beforeId: before } : {}),
+      ...(around !== undefined ? { aroundId: around } : {}),
+      ...(from !== undefined ? { from } : {}),
+    });
+    return c.json(page);
+  });
+
+  api.get("/search", async (c) => {
+    const q = text(c, "q", 2000) ?? "";
+    if (q.trim() === "") return c.json({ hits: [], titles: {} });
+    const hits = await store.searchMessages(q, {
+      ...(list(c, "source") ? { sourceFilter: list(c, "source") } : {}),
+      ...(list(c, "role") ? { roleFilter: list(c, "role") } : {}),
+      limit: int(c, "limit", 1, 100) ?? 20,
+      offset: int(c, "offset", 0, 10_000) ?? 0,
+    });
+    return c.json({
+      hits,
+      titles: await titlesOf(
+        store,
+        hits.map((h) => h.session_id),
+      ),
+    });
+  });
+
+  api.get("/usage", async (c) => {
+    const groupBy = c.req.query("groupBy") ?? "day";
+    if (!(USAGE_GROUPS as readonly string[]).includes(groupBy)) {
+      throw badRequest("groupBy must be day, model or source");
+    }
+    const rows = await store.usageStats({
+      groupBy: groupBy as (typeof USAGE_GROUPS)[number],
+      ...(time(c, "from") !== undefined ? { since: time(c, "from") } : {}),
+      ...(time(c, "to", true) !== undefined ? { until: time(c, "to", true) } : {}),
+      ...(text(c, "source") !== undefined ? { source: text(c, "source") } : {}),
+    });
+    return c.json({ groupBy, rows });
+  });
+
+  return api;
+}

@@ -1,0 +1,392 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningSessionBrowser, serveSessionBrowser } from "../dist/index.js";
+import { appendElsewhere } from "./helpers/append-elsewhere.js";
+import { launchBrowser, screenshot } from "./helpers/browser.js";
+import { seededCopy, type WebSeed } from "./helpers/seed-web-database.js";
+import { fileState } from "./helpers/temp.js";
+
+// The session browser in a real Chromium (Debian's, through playwright-core): what a user does,
+// on a seeded database, with a screenshot of each page under test-results/screenshots.
+
+let browser: Browser;
+let context: BrowserContext;
+let server: RunningSessionBrowser;
+let dbPath: string;
+let seed: WebSeed;
+let before: ReturnType<typeof fileState>;
+const pageErrors: string[] = [];
+
+// The databases live for the whole file (not per test): one folder, removed at the end.
+const folder = mkdtempSync(join(tmpdir(), "hermes-web-e2e-"));
+
+beforeAll(async () => {
+  ({ path: dbPath, seed } = await seededCopy(mkdtempSync(join(folder, "main-"))));
+  before = fileState(dbPath);
+  server = await serveSessionBrowser({ db: dbPath, port: 0, liveIntervalMs: 200 });
+  browser = await launchBrowser();
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  // Visit the printed URL once: the token becomes a cookie for the rest.
+  const page = await context.newPage();
+  await page.goto(server.url);
+  await page.close();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+async function open(path: string): Promise<Page> {
+  const page = await context.newPage();
+  page.on("pageerror", (e) => pageErrors.push(`${path}: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error") pageErrors.push(`${path}: ${m.text()}`);
+  });
+  await page.goto(`${server.origin}${path}`);
+  return page;
+}
+
+describe("session browser in Chromium", () => {
+  it("drops the token from the address and keeps the session in a cookie", async () => {
+    const page = await context.newPage();
+    await page.goto(server.url);
+    expect(page.url()).toBe(`${server.origin}/`);
+    const cookies = await context.cookies(server.origin);
+    expect(cookies.find((c) => c.name === `hermes_token_${server.port}`)?.httpOnly).toBe(true);
+    await page.close();
+  });
+
+  it("pages through every session as the list scrolls, with chains folded under their root", async () => {
+    const page = await open("/");
+    await page.locator(".session-item").first().waitFor();
+    expect(await page.locator(".session-item").count()).toBe(50);
+    await screenshot(page, "sessions");
+    // Scrolling to the end loads the next pages (cursor paging), until everything is shown.
+    for (let i = 0; i < 10 && !(await page.locator(".end-of-list").isVisible()); i++) {
+      await page.locator(".sentinel").scrollIntoViewIfNeeded();
+      await page.waitForTimeout(150);
+    }
+    await expect.poll(() => page.locator(".session-item").count()).toBe(seed.listed);
+    expect(await page.locator(".end-of-list").textContent()).toContain(`All ${seed.listed} sessions`);
+    const docker = page.locator(".session-item", { hasText: "Fix Docker build" }).first();
+    expect(await docker.locator(".badge").textContent()).toBe("live");
+    expect(await page.locator(".session-item a.row-link", { hasText: "Fix Docker build #2" }).count()).toBe(
+      0,
+    );
+    await docker.getByRole("button", { name: /1 more in this chain/ }).click();
+    await docker.locator(".chain-list a", { hasText: "Fix Docker build #2" }).waitFor();
+    expect(await docker.locator(".chain-list").textContent()).toContain("compressed into");
+    await page.close();
+  });
+
+  it("filters sessions by source", async () => {
+    const page = await open("/");
+    await page.locator(".session-item").first().waitFor();
+    await page.getByLabel("Source").selectOption("telegram");
+    await expect.poll(() => page.locator(".session-item").count()).toBe(1);
+    expect(await page.locator(".session-item .row-link").textContent()).toBe("桂林旅行计划");
+    expect(page.url()).toContain("source=telegram");
+    await page.close();
+  });
+
+  it("moves through the list with the arrow keys", async () => {
+    const page = await open("/");
+    const links = page.locator(".session-list a.row-link");
+    await links.first().waitFor();
+    await links.first().focus();
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("ArrowDown");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe(
+      await links.nth(2).textContent(),
+    );
+    await page.keyboard.press("ArrowUp");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe(
+      await links.nth(1).textContent(),
+    );
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/session\//);
+    await page.close();
+  });
+
+  it("searches docker and 桂林, and opens a hit scrolled to it", async () => {
+    const page = await open("/search");
+    await page.getByLabel("Search messages").fill("docker");
+    await page.keyboard.press("Enter");
+    await page.locator(".hit-item").first().waitFor();
+    expect(await page.locator(".hit-item mark").first().textContent()).toMatch(/^docker$/i);
+    await screenshot(page, "search-docker");
+    await page.getByLabel("Search messages").fill("桂林");
+    await page.keyboard.press("Enter");
+    await page.locator(".hit-item", { hasText: "桂林旅行计划" }).first().waitFor();
+    expect(await page.locator(".hit-item mark").first().textContent()).toBe("桂林");
+    await screenshot(page, "search-cjk");
+    // A hit deep in a long conversation opens that page of it, the hit in view and focused.
+    await page.getByLabel("Search messages").fill("zanzibar");
+    await page.keyboard.press("Enter");
+    await page.locator(".hit-item a.row-link").first().click();
+    await page.waitForURL(/\/session\/long_session\?message=\d+/);
+    const hit = page.locator(".message.hit");
+    await hit.waitFor();
+    expect(await hit.textContent()).toContain("Long message 321 with the word zanzibar");
+    expect(await hit.evaluate((el) => el === document.activeElement)).toBe(true);
+    const box = await hit.boundingBox();
+    expect(box !== null && box.y >= 0 && box.y < 900).toBe(true);
+    // Paged: never the whole 450-message conversation in the DOM.
+    expect(await page.locator(".message").count()).toBeLessThanOrEqual(100);
+    expect(await page.locator(".pager").first().textContent()).toContain("of 450");
+    await screenshot(page, "conversation-long-at-hit");
+    await page.close();
+  });
+
+  it("answers hostile queries with results or an empty list, never an error page", async () => {
+    const page = await open("/search");
+    for (const q of ['"unbalanced', "a AND OR b", "NEAR(", "<script>alert(1)</script>", "((((", "*"]) {
+      await page.getByLabel("Search messages").fill(q);
+      await page.keyboard.press("Enter");
+      await page.waitForLoadState("networkidle");
+      expect(await page.locator("h1").textContent()).toBe("Search");
+      expect(await page.locator(".error").count(), q).toBe(0);
+    }
+    await page.close();
+  });
+
+  it("renders Markdown and code, folds tool calls, and follows a lineage link", async () => {
+    const page = await open(`/session/${seed.dockerRoot}`);
+    await page.locator(".message").first().waitFor();
+    expect(await page.locator(".markdown code").first().textContent()).toBe("COPY failed: no such file");
+    const block = page.locator(".markdown pre.code code.hljs").first();
+    expect(await block.textContent()).toContain("npm run build && docker build -t app:latest .");
+    expect(await block.locator(".hljs-comment").textContent()).toBe("# build first, then the image");
+    expect(await block.locator("span[class^='hljs-']").count()).toBeGreaterThan(0);
+    expect(await page.locator(".markdown table").count()).toBe(1);
+    const call = page.locator("details.tool-call").first();
+    expect(await call.evaluate((d: HTMLDetailsElement) => d.open)).toBe(false);
+    expect(await call.locator("pre").isVisible()).toBe(false);
+    await call.locator("summary").click();
+    expect(await call.evaluate((d: HTMLDetailsElement) => d.open)).toBe(true);
+    expect(await call.locator("pre").textContent()).toContain('"command": "cat Dockerfile"');
+    expect(
+      await page
+        .locator("details.reasoning")
+        .first()
+        .evaluate((d: HTMLDetailsElement) => d.open),
+    ).toBe(false);
+    expect(await page.locator(".figures").textContent()).toContain("5,000");
+    await screenshot(page, "conversation");
+    await page.locator(".lineage a", { hasText: "Fix Docker build #2" }).click();
+    await page.waitForURL(`${server.origin}/session/${seed.dockerTip}`);
+    await expect.poll(() => page.locator("h1").textContent()).toBe("Fix Docker build #2");
+    expect(await page.locator(".lineage .current").textContent()).toContain("Fix Docker build #2");
+    await page.close();
+  });
+
+  it("never runs or keeps hostile stored content", async () => {
+    const page = await open(`/session/${seed.hostile}`);
+    await page.locator(".message").first().waitFor();
+    for (const d of await page.locator("details").all()) await d.locator("summary").click();
+    const report = await page.evaluate(() => {
+      const all = [...document.querySelectorAll("main *")];
+      return {
+        pwned: (window as unknown as { __pwned?: unknown }).__pwned ?? null,
+        scripts: document.querySelectorAll(
+          "main script, main iframe, main svg, main img, main object, main embed",
+        ).length,
+        handlers: all.flatMap((el) =>
+          [...el.attributes].filter((a) => a.name.startsWith("on")).map((a) => a.name),
+        ),
+        badLinks: [...document.querySelectorAll("a")]
+          .map((a) => a.getAttribute("href") ?? "")
+          .filter((h) => /^\s*(javascript|data|vbscript):/i.test(h)),
+        styles: all.filter((el) => el.hasAttribute("style")).length,
+        rawHtml: document.getElementById("raw-html") !== null,
+      };
+    });
+    expect(report).toEqual({
+      pwned: null,
+      scripts: 0,
+      handlers: [],
+      badLinks: [],
+      styles: 0,
+      rawHtml: false,
+    });
+    // The hostile text is shown as text.
+    expect(await page.locator("main").textContent()).toContain("<script>window.__pwned = 'script'</script>");
+    expect(await page.locator("h1").textContent()).toBe("<script>window.__pwned='title'</script> hostile");
+    for (const link of await page.locator(".markdown a").all()) {
+      expect(await link.getAttribute("rel")).toContain("noopener");
+    }
+    await screenshot(page, "conversation-hostile");
+    await page.close();
+  });
+
+  it("exports a session as JSONL and Markdown", async () => {
+    const page = await open(`/session/${seed.telegram}`);
+    await page.locator(".message").first().waitFor();
+    const [jsonl] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByText("Export JSONL").click(),
+    ]);
+    expect(jsonl.suggestedFilename()).toBe(`${seed.telegram}.jsonl`);
+    const lines = readFileSync((await jsonl.path())!, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(lines[1].id).toBe(seed.telegram);
+    expect(lines[1].messages.map((m: { content: string }) => m.content)).toContain(
+      "我想去桂林旅游，有什么推荐？",
+    );
+    const [md] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByText("Export Markdown").click(),
+    ]);
+    expect(md.suggestedFilename()).toBe(`${seed.telegram}.md`);
+    expect(readFileSync((await md.path())!, "utf8")).toContain("桂林山水甲天下");
+    await page.close();
+  });
+
+  it("shows usage as a chart with its table", async () => {
+    const page = await open("/usage?group=model");
+    await page.locator("canvas").waitFor();
+    await page.locator("tbody tr").first().waitFor();
+    expect(await page.locator("tbody th").allTextContents()).toEqual(
+      expect.arrayContaining(["gpt-5", "claude-sonnet-4", "qwen3"]),
+    );
+    const painted = await page.locator("canvas").evaluate((c: HTMLCanvasElement) => {
+      const data = c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) n++;
+      return n;
+    });
+    expect(painted).toBeGreaterThan(1000);
+    await screenshot(page, "usage");
+    await page.close();
+  });
+
+  it("labels every control, and reads at 200% zoom and in the dark theme", async () => {
+    for (const path of ["/", "/search?q=docker", `/session/${seed.dockerRoot}`, "/usage", "/live"]) {
+      const page = await open(path);
+      await page.waitForLoadState("networkidle");
+      const unlabelled = await page.evaluate(() =>
+        [...document.querySelectorAll("input, select, textarea, button")]
+          .filter((el) => {
+            const named =
+              el.getAttribute("aria-label") ||
+              (el as HTMLInputElement).labels?.length ||
+              el.textContent?.trim();
+            return !named;
+          })
+          .map((el) => el.outerHTML),
+      );
+      expect(unlabelled, path).toEqual([]);
+      await page.close();
+    }
+    // 200% zoom of a 1280-pixel window: a 640-CSS-pixel viewport at twice the density.
+    const zoomed = await browser.newContext({ viewport: { width: 640, height: 900 }, deviceScaleFactor: 2 });
+    await zoomed.addCookies(await context.cookies(server.origin));
+    for (const [path, content, name] of [
+      ["/", ".session-item", "sessions-zoom-200"],
+      [`/session/${seed.dockerRoot}`, ".message", "conversation-zoom-200"],
+      ["/usage", "tbody tr", "usage-zoom-200"],
+    ] as const) {
+      const page = await zoomed.newPage();
+      await page.goto(`${server.origin}${path}`);
+      await page.locator(content).first().waitFor();
+      await page.waitForLoadState("networkidle");
+      // Charts size themselves after the first layout: the page settles within a few frames.
+      await expect
+        .poll(
+          () =>
+            page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
+          {
+            message: path,
+            timeout: 5000,
+          },
+        )
+        .toBeLessThanOrEqual(0);
+      await screenshot(page, name);
+      await page.close();
+    }
+    await zoomed.close();
+    const dark = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "dark" });
+    await dark.addCookies(await context.cookies(server.origin));
+    const page = await dark.newPage();
+    await page.goto(`${server.origin}/session/${seed.dockerRoot}`);
+    await page.locator(".message").first().waitFor();
+    const [bg, fg] = await page.evaluate(() => {
+      const s = getComputedStyle(document.body);
+      return [s.backgroundColor, s.color];
+    });
+    expect(bg).toBe("rgb(20, 23, 28)");
+    expect(fg).toBe("rgb(230, 232, 235)");
+    await screenshot(page, "conversation-dark");
+    await dark.close();
+  });
+
+  it("opens a followed conversation at its end", async () => {
+    const page = await open(`/session/${seed.long}?follow=1`);
+    await page.locator(".message").first().waitFor();
+    await expect.poll(() => page.locator(".message").last().textContent()).toContain("Long message 449");
+    expect(await page.getByLabel("Follow").isChecked()).toBe(true);
+    expect(await page.locator(".pager").first().textContent()).toContain("351–450 of 450");
+    await page.close();
+  });
+
+  it("left the database's bytes, mode and folder unchanged (no -wal/-shm, no sidecar folder)", () => {
+    expect(fileState(dbPath)).toEqual(before);
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+let liveDb = "";
+
+describe("live view in Chromium", () => {
+  let liveServer: RunningSessionBrowser;
+  beforeAll(async () => {
+    ({ path: liveDb } = await seededCopy(mkdtempSync(join(folder, "live-"))));
+    liveServer = await serveSessionBrowser({ db: liveDb, port: 0, liveIntervalMs: 200 });
+  });
+  afterAll(async () => {
+    await liveServer?.close();
+  });
+
+  it("new messages and sessions from another process appear without a reload", async () => {
+    const live = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await live.newPage();
+    await page.goto(liveServer.url);
+    await page.goto(`${liveServer.origin}/session/${seed.dockerTip}?follow=1`);
+    await page.locator(".message").first().waitFor();
+    const loads: string[] = [];
+    page.on("framenavigated", (f) => loads.push(f.url()));
+    await appendElsewhere(liveDb, {
+      sessionId: seed.dockerTip,
+      content: "Appended by the agent in another process",
+    });
+    await page
+      .locator(".message", { hasText: "Appended by the agent in another process" })
+      .waitFor({ timeout: 5000 });
+    // Followed: the new message is in view at the bottom.
+    const box = await page.locator(".message").last().boundingBox();
+    expect(box !== null && box.y + box.height <= 900 + 1).toBe(true);
+    await screenshot(page, "conversation-live");
+    await page.goto(`${liveServer.origin}/live`);
+    await page.locator(".session-item").first().waitFor();
+    loads.length = 0;
+    await appendElsewhere(liveDb, {
+      sessionId: "brand_new_session",
+      content: "hello from a new session",
+      createSession: { source: "telegram", title: "Created while watching" },
+    });
+    await page.locator(".session-item", { hasText: "Created while watching" }).waitFor({ timeout: 5000 });
+    expect(await page.locator(".session-item .row-link").first().textContent()).toBe(
+      "Created while watching",
+    );
+    expect(loads).toEqual([]);
+    await screenshot(page, "live");
+    await live.close();
+  });
+});
