@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "./helpers/temp-dir.js";
@@ -32,9 +33,9 @@ const USER_ENV = Object.fromEntries(
 );
 
 /** Runs a command; on failure the error carries its output, so a failing step says why. */
-async function sh(cmd: string, args: string[], cwd: string): Promise<string> {
+async function sh(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = USER_ENV): Promise<string> {
   try {
-    const { stdout } = await run(cmd, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: USER_ENV });
+    const { stdout } = await run(cmd, args, { cwd, maxBuffer: 64 * 1024 * 1024, env });
     return stdout;
   } catch (error) {
     const e = error as { stdout?: string; stderr?: string; message: string };
@@ -42,6 +43,25 @@ async function sh(cmd: string, args: string[], cwd: string): Promise<string> {
       `${cmd} ${args.join(" ")} (in ${cwd}) failed: ${e.message}\n${e.stdout ?? ""}\n${e.stderr ?? ""}`,
     );
   }
+}
+
+/**
+ * A user's npm install gets better-sqlite3's prebuilt addon from its GitHub release; this
+ * machine cannot download it, and compiling it again costs a minute or more. So the install is
+ * handed the addon the workspace built from the same version for the same Node ABI, as the
+ * local prebuild that better-sqlite3's installer (prebuild-install) looks for before it downloads.
+ * Returns the environment variable that points the installer at it.
+ */
+async function localBetterSqlitePrebuild(work: string): Promise<Record<string, string>> {
+  const storeRequire = createRequire(join(REPO, "packages", "store", "package.json"));
+  const root = dirname(storeRequire.resolve("better-sqlite3/package.json"));
+  const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+  expect(existsSync(join(root, "build", "Release", "better_sqlite3.node"))).toBe(true);
+  const dir = join(work, "prebuilds");
+  mkdirSync(dir);
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  await sh("tar", ["-czf", join(dir, name), "-C", root, "build/Release/better_sqlite3.node"], work);
+  return { npm_config_better_sqlite3_local_prebuilds: dir };
 }
 
 const CONSUMER_SCRIPT = `
@@ -231,9 +251,15 @@ describe("the published packages", () => {
       const app = consumer(work, "app", SQLITE_APP, { vitest: VITEST_VERSION });
       const pgApp = consumer(work, "pg-app", POSTGRES_APP);
       // Two empty projects installed side by side: the SQLite one (its tarballs, their
-      // dependencies and vitest; better-sqlite3 builds there) and the PostgreSQL one.
+      // dependencies and vitest; better-sqlite3's addon from the local prebuild) and the
+      // PostgreSQL one.
       const install = ["install", "--no-audit", "--no-fund", "--loglevel=error"];
-      await Promise.all([sh("npm", install, app), sh("npm", install, pgApp)]);
+      const prebuild = { ...USER_ENV, ...(await localBetterSqlitePrebuild(work)) };
+      await Promise.all([sh("npm", install, app, prebuild), sh("npm", install, pgApp)]);
+      // The addon came from that prebuild: node-gyp, had it compiled, leaves its Makefile.
+      const installedAddon = join(app, "node_modules", "better-sqlite3", "build");
+      expect(existsSync(join(installedAddon, "Release", "better_sqlite3.node"))).toBe(true);
+      expect(existsSync(join(installedAddon, "Makefile"))).toBe(false);
 
       // @hermes/postgres needs neither better-sqlite3 nor the SQLite store: npm ls finds none
       // (and exits 1, as it does for a package nowhere in the tree).
