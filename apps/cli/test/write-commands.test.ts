@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import {
   chmodSync,
   copyFileSync,
@@ -22,6 +21,7 @@ import {
   tempDir,
 } from "./helpers/cli.js";
 import { seededDb } from "./helpers/seed.js";
+import { otherUserUnavailable, sharedTempDir, stageCliForUser } from "./helpers/stage-for-user.js";
 
 const json = <T>(r: { stdout: string; stderr: string; code: number | null }): T => {
   expect(r.code, r.stderr).toBe(0);
@@ -189,34 +189,26 @@ describe("export and import", { timeout: 240_000 }, () => {
     expect(existsSync(target)).toBe(false);
   });
 
-  // As root every file is readable: the check runs the CLI as `nobody` (setpriv, util-linux).
-  it.runIf(process.getuid?.() === 0 && existsSync("/usr/bin/setpriv"))(
+  // As root every file is readable: the check runs the CLI as `nobody`, from a copy staged where
+  // that user can read it (a clone in a private 0700 folder is out of its reach).
+  it.skipIf(otherUserUnavailable() !== null)(
     "a file without read permission fails with 'permission denied' (run as nobody)",
     () => {
-      const dir = tempDir();
-      chmodSync(dir, 0o755);
+      const cli = stageCliForUser();
+      const dir = sharedTempDir("hermes-unreadable-");
       const file = join(dir, "secret.jsonl");
       writeFileSync(file, '{"format":"hermes-sessions","version":1}\n');
       chmodSync(file, 0o000);
-      const asNobody = (args: string[]) =>
-        spawnSync(
-          "/usr/bin/setpriv",
-          ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, CLI_MAIN, ...args],
-          {
-            encoding: "utf8",
-            env: { ...process.env, HERMES_HOME: join(dir, "home") },
-          },
-        );
-      const r = asNobody(["--db", join(dir, "target.db"), "import", file]);
-      expect(r.status).toBe(1);
+      const r = cli.runAs("nobody", ["--db", join(dir, "target.db"), "import", file]);
+      expect(r.code).toBe(1);
       expect(r.stderr).toBe(`error: Cannot read ${file}: permission denied\n`);
       expect(existsSync(join(dir, "target.db"))).toBe(false);
       // A database the user cannot read: one line, nothing created or changed.
       const db = join(dir, "state.db");
       copyFileSync(SAMPLE_DB, db);
       chmodSync(db, 0o600);
-      const list = asNobody(["--db", db, "list"]);
-      expect(list.status).toBe(1);
+      const list = cli.runAs("nobody", ["--db", db, "list"]);
+      expect(list.code).toBe(1);
       expect(list.stderr).toBe(`error: Cannot read ${db} (permission denied)\n`);
     },
   );
