@@ -1,4 +1,8 @@
 export {
+  type OpenPostgresSessionStoreOptions,
+  openPostgresSessionStore,
+} from "./open-postgres-session-store.js";
+export {
   migrationStatements,
   PG_MIGRATIONS,
   PG_SCHEMA_VERSION,
@@ -6,11 +10,7 @@ export {
   type PgServerFeatures,
   RUM_MISSING,
 } from "./pg-schema.js";
-export {
-  type OpenPostgresSessionStoreOptions,
-  openPostgresSessionStore,
-  PostgresSessionStore,
-} from "./postgres-session-store.js";
+export { PostgresSessionStore } from "./postgres-session-store.js";
 export {
   type SearchColumns,
   searchColumns,

@@ -14,7 +14,6 @@ import {
   type ImportReport,
   type ImportSessionsOptions,
   type ImportSource,
-  InvalidArgumentError,
   type IterMessagesOptions,
   type JsonlDestination,
   type Lineage,
@@ -22,13 +21,10 @@ import {
   type MessagePage,
   type MessagePageOptions,
   type MessageRow,
-  nonNegativeInt,
-  optionsObject,
   type PortableSession,
   type PostgresBackendInfo,
   type PostgresStoreStats,
   type RichSessionRow,
-  requireId,
   type SearchHit,
   type SearchMessagesOptions,
   type SessionExport,
@@ -44,8 +40,7 @@ import {
 } from "@hermes/core";
 import type { SessionRow } from "@hermes/schema";
 import type { SearchIndexProgress, SearchIndexReport } from "@hermes/search";
-import { sql } from "kysely";
-import pg from "pg";
+import type pg from "pg";
 import * as conversation from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";
@@ -53,39 +48,12 @@ import * as retention from "./operations/retention.js";
 import * as search from "./operations/search.js";
 import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
-import { createPgDb, type PgDb } from "./pg-database.js";
+import type { PgDb } from "./pg-database.js";
 import { mapPgError } from "./pg-errors.js";
-import { inspectPg, migratePg, PG_SCHEMA_VERSION, type PgMigrationReport, usesRum } from "./pg-schema.js";
+import type { PgMigrationReport } from "./pg-schema.js";
 import type { PgStoreContext } from "./pg-store-context.js";
 import { PgWriter } from "./pg-writer.js";
 import * as portable from "./portable/store-methods.js";
-
-/** Options of {@link openPostgresSessionStore}. */
-export interface OpenPostgresSessionStoreOptions {
-  /** `postgres://user@host:port/db`; the store creates (and closes) its own pool. */
-  connectionString?: string;
-  /** A pool of yours (closed by you, not by `close()`); its connections must use `schema` if given. */
-  pool?: pg.Pool;
-  /**
-   * Schema holding the tables (default: the connection's `search_path`, usually `public`);
-   * created when missing. Only with `connectionString`.
-   */
-  schema?: string;
-  /** Most connections of the pool the store creates (default 10). */
-  maxConnections?: number;
-  /** Total patience of one write under serialization failures or deadlocks, in ms (default 30 000). */
-  writeDeadlineMs?: number;
-  /**
-   * `true`: read an existing store and change nothing: no schema, table or extension is
-   * created or migrated, and every write method rejects with `STORE_READ_ONLY` before reaching
-   * the server. With `connectionString`, the pool's sessions also run with
-   * `default_transaction_read_only = on`, so the server itself refuses any write; with a pool of
-   * yours, give it a read-only role for the same guarantee. An empty schema is `STORE_READ_ONLY`.
-   */
-  readOnly?: boolean;
-  /** Clock in Unix epoch seconds; for tests. */
-  clock?: () => number;
-}
 
 /**
  * The session store on PostgreSQL: `SessionStore` of `@hermes/core`, with the same rows, values
@@ -503,120 +471,5 @@ export class PostgresSessionStore implements SessionStore {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
-  }
-}
-
-/** The schema the pool's connections use (their `search_path`'s first) and the server's version. */
-async function backendInfo(db: PgDb): Promise<PostgresBackendInfo> {
-  const { rows } = await sql<{ schema: string; version: string }>`
-    SELECT current_schema() AS schema, current_setting('server_version') AS version`.execute(db);
-  return Object.freeze({ kind: "postgres", schema: rows[0]!.schema, serverVersion: rows[0]!.version });
-}
-
-/** Validates a schema name (an SQL identifier we create and quote). */
-function schemaName(value: unknown): string {
-  if (typeof value !== "string" || !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(value)) {
-    throw new InvalidArgumentError("schema", "schema must be an SQL identifier (letters, digits, _)");
-  }
-  return value;
-}
-
-/**
- * Opens the store on a PostgreSQL server and brings its schema up to date (under an advisory
- * lock, so instances starting together migrate once).
- *
- * @example
- * const store = await openPostgresSessionStore({ connectionString: "postgres://app@db/hermes" });
- * await store.createSession({ id: "s1", source: "gateway" });
- */
-export async function openPostgresSessionStore(
-  o: OpenPostgresSessionStoreOptions,
-): Promise<PostgresSessionStore> {
-  const opts = optionsObject("options", o);
-  const deadlineMs = opts.writeDeadlineMs ?? 30_000;
-  if (typeof deadlineMs !== "number" || !Number.isFinite(deadlineMs) || deadlineMs < 0) {
-    throw new InvalidArgumentError("writeDeadlineMs", "writeDeadlineMs must be a non-negative number");
-  }
-  const schema = opts.schema === undefined ? null : schemaName(opts.schema);
-  if (opts.readOnly !== undefined && typeof opts.readOnly !== "boolean") {
-    throw new InvalidArgumentError("readOnly", "readOnly must be a boolean");
-  }
-  const readOnly = opts.readOnly === true;
-  let pool: pg.Pool;
-  let owns: boolean;
-  if (opts.pool !== undefined) {
-    if (!(opts.pool instanceof pg.Pool)) throw new InvalidArgumentError("pool", "pool must be a pg Pool");
-    if (schema !== null) throw new InvalidArgumentError("schema", "schema is only for connectionString");
-    pool = opts.pool;
-    owns = false;
-  } else {
-    const connectionString = requireId("connectionString", opts.connectionString);
-    if (schema !== null && !readOnly) {
-      // The schema must exist before the pool's connections point their search_path at it: made
-      // on a one-connection pool of its own, under a session-level advisory lock (released when
-      // that pool ends) so that instances starting together do not race on CREATE SCHEMA.
-      const setupPool = new pg.Pool({ connectionString, max: 1 });
-      const setup = createPgDb(setupPool);
-      try {
-        await setup.connection().execute(async (db) => {
-          await sql`SELECT pg_advisory_lock(hashtext('hermes-sessions-schema'))`.execute(db);
-          await db.schema.createSchema(schema).ifNotExists().execute();
-        });
-      } catch (error) {
-        throw mapPgError(error);
-      } finally {
-        await setupPool.end().catch(() => {});
-      }
-    }
-    pool = new pg.Pool({
-      connectionString,
-      max: nonNegativeInt("maxConnections", opts.maxConnections, 10, 1000) || 10,
-      ...(readOnly || schema !== null
-        ? {
-            options: [
-              ...(schema === null ? [] : [`-c search_path="${schema}",public`]),
-              // The server refuses every write of these sessions (SQLSTATE 25006).
-              ...(readOnly ? ["-c default_transaction_read_only=on"] : []),
-            ].join(" "),
-          }
-        : {}),
-    });
-    // An idle connection the server drops (restart, admin shutdown) is discarded by the pool;
-    // without a listener its 'error' event would crash the process.
-    pool.on("error", () => {});
-    owns = true;
-  }
-  const db = createPgDb(pool);
-  try {
-    const migration = readOnly ? await inspectPg(db) : await migratePg(db);
-    if (migration === null) {
-      throw new StoreReadOnlyError(
-        "postgresql",
-        `the schema ${schema ?? "of the connection's search_path"} holds no session store, and a read-only open creates nothing`,
-        "A read-only open",
-      );
-    }
-    // This store's queries read the current layout; a read-only open never upgrades one.
-    if (readOnly && (migration.toVersion ?? 0) < PG_SCHEMA_VERSION) {
-      throw new StoreReadOnlyError(
-        "postgresql",
-        `the schema ${schema ?? "of the connection's search_path"} holds store schema v${migration.toVersion}, which this version reads after upgrading it to v${PG_SCHEMA_VERSION}; open it once without readOnly to upgrade it`,
-        "A read-only open",
-      );
-    }
-    return new PostgresSessionStore(
-      pool,
-      owns,
-      db,
-      deadlineMs,
-      migration,
-      await backendInfo(db),
-      opts.clock ?? (() => Date.now() / 1000),
-      await usesRum(db),
-      readOnly,
-    );
-  } catch (error) {
-    if (owns) await pool.end().catch(() => {});
-    throw mapPgError(error);
   }
 }
