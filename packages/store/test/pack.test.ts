@@ -8,7 +8,7 @@ import { tempDir } from "./helpers/temp-dir.js";
 
 const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, "../../..");
-const PACKAGES = ["core", "schema", "search", "store", "conformance", "cli", "postgres"] as const;
+const PACKAGES = ["core", "schema", "search", "store", "conformance", "web", "cli", "postgres"] as const;
 /**
  * What the SQLite consumer installs: everything but the PostgreSQL store, the CLI's optional
  * peer (left out, so that the CLI's message about it is seen).
@@ -228,6 +228,7 @@ describe("the published packages", () => {
         "hermes-schema-0.1.0.tgz",
         "hermes-search-0.1.0.tgz",
         "hermes-store-0.1.0.tgz",
+        "hermes-web-0.1.0.tgz",
       ]);
 
       for (const file of files) {
@@ -240,6 +241,8 @@ describe("the published packages", () => {
         // Only the build output and package metadata are published: no sources, no tests.
         const entries = listing.trim().split("\n");
         for (const entry of entries) {
+          // The session browser also ships its built front end (HTML, JS, CSS, precompressed).
+          if (file === "hermes-web-0.1.0.tgz" && entry.startsWith("package/dist/client/")) continue;
           expect(entry, file).toMatch(
             /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|package\.json|README\.md|LICENSE)$/,
           );
