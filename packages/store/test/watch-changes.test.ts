@@ -135,55 +135,54 @@ describe("watchChanges: a change feed over the file", { timeout: 60_000 }, () =>
 });
 
 describe("watchChanges on a read-only store", { timeout: 60_000 }, () => {
-  it("a snapshot of a v11 file follows a writer that starts later", async () => {
+  /**
+   * A read-only snapshot of the v11 sample watches while a writer, opened after it, adds session
+   * `id` with one message; `closeFirst`: the writer also closes (its WAL checkpointed and
+   * removed) before the feed looks. Returns the changes up to the one carrying the message.
+   */
+  async function snapshotSees(id: string, content: string, o: { intervalMs: number; closeFirst: boolean }) {
     const path = copyOfFixture(SAMPLE_DB, 0o600);
     const reader = await openSessionStore({ path, readOnly: true });
     const ac = new AbortController();
     try {
       expect(reader.access.readOnlyAccess).toBe("snapshot");
       const feed = reader
-        .watchChanges({ signal: ac.signal, intervalMs: 20, includeMessages: true })
+        .watchChanges({ signal: ac.signal, intervalMs: o.intervalMs, includeMessages: true })
         [Symbol.asyncIterator]();
       const first = feed.next();
       const writer = await openSessionStore({ path });
-      await writer.createSession({ id: "late", source: "cli" });
-      await writer.appendMessage({ sessionId: "late", role: "user", content: "written after the reader" });
+      await writer.createSession({ id, source: "cli" });
+      await writer.appendMessage({ sessionId: id, role: "user", content });
+      if (o.closeFirst) await writer.close();
       const changes = [(await first).value as StoreChange];
       changes.push(...(await collect(feed, (all) => [...changes, ...all].some((c) => c.messages?.length))));
-      expect(changes.flatMap((c) => c.newSessionIds)).toEqual(["late"]);
-      expect(changes.flatMap((c) => c.messages ?? []).map((m) => m.content)).toEqual([
-        "written after the reader",
-      ]);
-      await writer.close();
+      if (!o.closeFirst) await writer.close();
+      return changes;
     } finally {
       ac.abort();
       await reader.close();
     }
+  }
+
+  it("a snapshot of a v11 file follows a writer that starts later", async () => {
+    const changes = await snapshotSees("late", "written after the reader", {
+      intervalMs: 20,
+      closeFirst: false,
+    });
+    expect(changes.flatMap((c) => c.newSessionIds)).toEqual(["late"]);
+    expect(changes.flatMap((c) => c.messages ?? []).map((m) => m.content)).toEqual([
+      "written after the reader",
+    ]);
   });
 
   it("a snapshot of a v11 file sees a writer that wrote and closed (checkpointed) between two checks", async () => {
-    const path = copyOfFixture(SAMPLE_DB, 0o600);
-    const reader = await openSessionStore({ path, readOnly: true });
-    const ac = new AbortController();
-    try {
-      expect(reader.access.readOnlyAccess).toBe("snapshot");
-      const feed = reader
-        .watchChanges({ signal: ac.signal, intervalMs: 200, includeMessages: true })
-        [Symbol.asyncIterator]();
-      const first = feed.next();
-      // The whole write, close included (its WAL checkpointed and removed), fits between checks.
-      const writer = await openSessionStore({ path });
-      await writer.createSession({ id: "closed-early", source: "cli" });
-      await writer.appendMessage({ sessionId: "closed-early", role: "user", content: "written and gone" });
-      await writer.close();
-      const changes = [(await first).value as StoreChange];
-      changes.push(...(await collect(feed, (all) => [...changes, ...all].some((c) => c.messages?.length))));
-      expect(changes.flatMap((c) => c.newSessionIds)).toEqual(["closed-early"]);
-      expect(changes.flatMap((c) => c.messages ?? []).map((m) => m.content)).toEqual(["written and gone"]);
-    } finally {
-      ac.abort();
-      await reader.close();
-    }
+    // The whole write, close included, fits between two checks 200 ms apart.
+    const changes = await snapshotSees("closed-early", "written and gone", {
+      intervalMs: 200,
+      closeFirst: true,
+    });
+    expect(changes.flatMap((c) => c.newSessionIds)).toEqual(["closed-early"]);
+    expect(changes.flatMap((c) => c.messages ?? []).map((m) => m.content)).toEqual(["written and gone"]);
   });
 
   it("a newer agent's file (read through views) reports the agent's new sessions and displayed messages", async () => {
