@@ -20,10 +20,18 @@ export interface PgMessagesTable extends MessagesTable {
   search_grams: Generated<string>;
 }
 
+/** One short-CJK gram of a message (see `idx_message_grams`), written by triggers on `messages`. */
+export interface PgMessageGramsTable {
+  gram: string;
+  timestamp: number;
+  message_id: number;
+}
+
 /** The Kysely database interface of the PostgreSQL schema (see `PG_MIGRATIONS`). */
 export interface PgDatabase {
   sessions: SessionsTable;
   messages: PgMessagesTable;
+  message_grams: PgMessageGramsTable;
   state_meta: StateMetaTable;
   schema_version: SchemaVersionTable;
 }

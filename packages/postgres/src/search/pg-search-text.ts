@@ -125,11 +125,17 @@ export function cjkGrams(text: string): string[] {
   return out;
 }
 
-/** The gram `tsquery` of a one- or two-character term holding CJK, or `null` for other terms. */
-export function shortCjkQuery(term: string): string | null {
+/** The gram lexeme of a one- or two-character term holding CJK, or `null` for other terms. */
+export function shortCjkGram(term: string): string | null {
   const chars = [...term.toLowerCase()];
   if (chars.length > 2 || !containsCjk(term)) return null;
-  return quoteLexeme(GRAM_MARK + chars.join(""));
+  return GRAM_MARK + chars.join("");
+}
+
+/** The gram `tsquery` of a one- or two-character term holding CJK, or `null` for other terms. */
+export function shortCjkQuery(term: string): string | null {
+  const gram = shortCjkGram(term);
+  return gram === null ? null : quoteLexeme(gram);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { parseCjkQuery, parseFtsQuery, type planSearch, positiveTerms, queryTerms } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { type Phrase, queryPhrases, trigramPhrases, trigramTokens } from "./fts5-compat.js";
-import { substringCondition, tsqueryLiteral, wordTokensAt } from "./pg-search-text.js";
+import { shortCjkGram, substringCondition, tsqueryLiteral, wordTokensAt } from "./pg-search-text.js";
 
 /**
  * How `searchMessages` selects, orders and excerpts the rows of one query: ranked word
@@ -12,6 +12,8 @@ export interface SearchQuery {
   readonly where: RawBuilder<boolean>;
   /** The word query (`tsquery` literal) that ranks the rows, or `null` for newest first. */
   readonly rankBy: string | null;
+  /** The one short-CJK gram the query is (newest first off `idx_message_grams`), or `null`. */
+  readonly gram: string | null;
   /** Snippet rules when the SQLite store ranks the query (FTS5 `snippet()`), else excerpts. */
   readonly ranked: { phrases: Phrase[]; tokenize: typeof wordTokensAt } | null;
   readonly needles: readonly string[];
@@ -29,6 +31,7 @@ export function searchQuery(
     return {
       where: sql<boolean>`m.search_vector @@ ${tsq}::tsquery`,
       rankBy: tsq,
+      gram: null,
       ranked: { phrases: queryPhrases(tree), tokenize: wordTokensAt },
       needles: [],
     };
@@ -45,6 +48,7 @@ export function searchQuery(
   return {
     where: substringCondition(tree),
     rankBy: null,
+    gram: tree.kind === "term" ? shortCjkGram(tree.text) : null,
     ranked,
     needles: ranked === null ? positiveTerms(tree).map((t) => t.text) : [],
   };
