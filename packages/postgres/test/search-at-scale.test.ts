@@ -140,6 +140,13 @@ describe("schema v4: the short-CJK gram table", () => {
       expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 4, newerVersion: false });
       expect(store.migration.applied).toEqual([expect.stringMatching(/^v4: /)]);
       expect(await gramTableDrift(c)).toEqual({ missing: 0, extra: 0 });
+      // v3's gram index is rebuilt over messages holding CJK only.
+      const predicate = await c.query(
+        `SELECT pg_get_expr(i.indpred, i.indrelid) AS p FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+           JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = 'idx_messages_search_grams'`,
+        [schema],
+      );
+      expect(predicate.rows[0].p).toBe("(search_grams <> ''::tsvector)");
       const rows = (await c.query("SELECT count(*)::int AS n FROM message_grams")).rows[0].n;
       expect(rows).toBeGreaterThan(0);
       // Newest first: 桂林 in messages 5 (t=1004) and 4 (t=1003).

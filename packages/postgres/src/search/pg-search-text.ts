@@ -1,5 +1,6 @@
 import { containsCjk, isCjkCodePoint, type QueryNode } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
+import { GRAMS_PRESENT } from "../pg-schema.js";
 
 /** tsvector positions stop at 16383 (PostgreSQL's limit); later words share the last position. */
 const MAX_POSITION = 16_383;
@@ -202,12 +203,13 @@ export function gramQuery(node: QueryNode): string | null {
 /**
  * A SQL condition for a CJK-mode query tree: every term a case-insensitive substring of the
  * message. Subtrees of one- and two-character CJK terms are one `tsquery` on the gram column
- * (exact); a longer all-CJK term needs every gram pair of it (the gram index finds the
+ * (exact; stating the gram index's predicate); a longer all-CJK term needs every gram pair of it (the gram index finds the
  * candidates) and is then checked as a substring; other terms use pg_trgm's `ILIKE` index.
  */
 export function substringCondition(node: QueryNode): RawBuilder<boolean> {
   const grams = gramQuery(node);
-  if (grams !== null) return sql<boolean>`m.search_grams @@ ${grams}::tsquery`;
+  if (grams !== null)
+    return sql<boolean>`(m.${sql.raw(GRAMS_PRESENT)} AND m.search_grams @@ ${grams}::tsquery)`;
   switch (node.kind) {
     case "term": {
       const pattern = `%${node.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -215,7 +217,7 @@ export function substringCondition(node: QueryNode): RawBuilder<boolean> {
       const chars = [...node.text.toLowerCase()];
       if (chars.length < 3 || !allCjk(node.text)) return ilike;
       const pairs = [...new Set(chars.slice(1).map((c, i) => quoteLexeme(GRAM_MARK + chars[i] + c)))];
-      return sql<boolean>`(m.search_grams @@ ${pairs.join(" & ")}::tsquery AND ${ilike})`;
+      return sql<boolean>`(m.${sql.raw(GRAMS_PRESENT)} AND m.search_grams @@ ${pairs.join(" & ")}::tsquery AND ${ilike})`;
     }
     case "and":
     case "or":
