@@ -27,9 +27,9 @@ export function migrationStatements(step: PgMigration, features: PgServerFeature
 
 /**
  * The search indexes of the current schema, by features: with RUM the word vector is indexed
- * with positions (`ORDER BY search_vector <=> query` reads the top hits off the index) and the
- * gram vector with the message timestamp attached (newest first off the index); without RUM,
- * GIN indexes that select the matches, which are then sorted.
+ * with positions (`ORDER BY search_vector <=> query` reads the top hits off the index); without
+ * RUM, a GIN index that selects the matches, which are then sorted. The gram vector's index and
+ * `idx_message_grams` are the same on both.
  */
 export function searchIndexStatements(features: PgServerFeatures): string[] {
   return [...wordAndGramIndexes(features), TRGM_INDEX_SQL, MESSAGE_GRAMS_INDEX_SQL];
@@ -99,24 +99,24 @@ export const MESSAGE_GRAMS_BACKFILL_SQL = `INSERT INTO message_grams (gram, time
   WHERE m.search_grams <> ''::tsvector`;
 
 /**
- * The gram index holds messages with CJK only (partial): an append without CJK writes no entry
- * in it (RUM has no pending list, and its generic WAL records made it a third of an append's
- * WAL). Queries on the gram column state the predicate (see `substringCondition`).
+ * The gram index holds messages with CJK only (partial; queries state the predicate, see
+ * `substringCondition`), and is a GIN index on every server: newest-first pages of one CJK
+ * term come off `idx_message_grams`, so it only selects the matches of combined CJK queries,
+ * and GIN's pending list makes an append's entries cheap where RUM's wrote a third of an
+ * append's WAL.
  */
 export const GRAMS_PRESENT = "search_grams <> ''::tsvector";
 
+const GRAM_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_messages_search_grams ON messages USING gin (search_grams)
+  WHERE ${GRAMS_PRESENT}`;
+
 function wordAndGramIndexes(features: PgServerFeatures): string[] {
-  return features.rum
-    ? [
-        "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING rum (search_vector public.rum_tsvector_ops)",
-        `CREATE INDEX IF NOT EXISTS idx_messages_search_grams ON messages
-          USING rum (search_grams public.rum_tsvector_addon_ops, timestamp) WITH (attach = 'timestamp', to = 'search_grams')
-          WHERE ${GRAMS_PRESENT}`,
-      ]
-    : [
-        "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector)",
-        `CREATE INDEX IF NOT EXISTS idx_messages_search_grams ON messages USING gin (search_grams) WHERE ${GRAMS_PRESENT}`,
-      ];
+  return [
+    features.rum
+      ? "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING rum (search_vector public.rum_tsvector_ops)"
+      : "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector)",
+    GRAM_INDEX_SQL,
+  ];
 }
 
 /**
@@ -238,21 +238,26 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       "DROP FUNCTION IF EXISTS hermes_phrase_freq(tsvector, text[], boolean)",
       // v2's GIN word index is replaced when RUM is there (same name, the other method).
       ...(features.rum ? ["DROP INDEX IF EXISTS idx_messages_search_vector"] : []),
-      ...wordAndGramIndexes(features),
+      wordAndGramIndexes(features)[0]!,
+      // v3's gram index, as v3 made it (v4 replaces it).
+      features.rum
+        ? `CREATE INDEX IF NOT EXISTS idx_messages_search_grams ON messages
+            USING rum (search_grams public.rum_tsvector_addon_ops, timestamp) WITH (attach = 'timestamp', to = 'search_grams')`
+        : "CREATE INDEX IF NOT EXISTS idx_messages_search_grams ON messages USING gin (search_grams)",
     ],
   },
   {
     version: 4,
-    name: "search at scale: short-CJK grams in a side table (newest first off a btree), gram index on CJK rows only",
-    sql: (features) => [
+    name: "search at scale: CJK grams in a side table (newest first off a btree), a GIN gram index of CJK rows only",
+    sql: [
       ...MESSAGE_GRAMS_SQL,
       // Filled before its index is built (one sort rather than row-by-row inserts).
       MESSAGE_GRAMS_BACKFILL_SQL,
       MESSAGE_GRAMS_INDEX_SQL,
       "ANALYZE message_grams",
-      // v3's gram index covered every message: rebuilt partial.
+      // v3's gram index (RUM where installed) covered every message: rebuilt.
       "DROP INDEX IF EXISTS idx_messages_search_grams",
-      ...wordAndGramIndexes(features).filter((statement) => statement.includes("idx_messages_search_grams")),
+      GRAM_INDEX_SQL,
     ],
   },
 ];

@@ -11,7 +11,7 @@ import { LongStepProgress } from "./long-step-progress.js";
 const BATCH = 5000;
 
 /** Bump when the loader's output changes, so stale cached clusters are not reused. */
-const LOADER_VERSION = 2;
+const LOADER_VERSION = 3;
 
 /** A running PostgreSQL server holding a data set, and how it got there. */
 export interface PgDataset {

@@ -13,17 +13,8 @@ import { fts5Snippet } from "../search/fts5-compat.js";
 import { searchColumns } from "../search/pg-search-text.js";
 import { searchArguments } from "../search/search-arguments.js";
 import { hitContext, withContexts } from "../search/search-contexts.js";
-import { type SearchQuery, searchQuery } from "../search/search-query.js";
+import { searchQuery } from "../search/search-query.js";
 import { messageCount } from "./sessions.js";
-
-/**
- * RUM's newest-first order is the distance `timestamp <=| NEWEST_BOUND` (the bound minus the
- * timestamp): a power of two above today's epoch seconds keeps it exact to a microsecond; rows
- * newer than the bound come last (distance infinity) and send the query to the exact path.
- */
-const NEWEST_BOUND = 2 ** 32;
-/** Candidates read past the requested page, so that ties at its end are seen whole. */
-const TIE_WINDOW = 32;
 
 interface Filters {
   readonly sourceFilter: string[] | null;
@@ -66,17 +57,26 @@ const HIT_COLUMNS = [
 ] as const;
 
 /**
- * The page of a one-gram query (a CJK term of one or two characters), newest first straight
- * off `idx_message_grams`: a range scan of the gram's entries in `(timestamp DESC, id)` order
+ * The page of a one-CJK-term query, newest first straight off `idx_message_grams`: a range
+ * scan of the driving gram's entries in `(timestamp DESC, id)` order, each checked against the
+ * query (exact for a one-gram term; the other pairs and the substring for longer terms),
  * that stops once the page is full (with a source filter, ties sorted by source then id
  * descending, as on SQLite, over that order).
  */
-function gramPage(db: PgDb, gram: string, f: Filters, limit: number, offset: number) {
+function gramPage(
+  db: PgDb,
+  gram: string,
+  where: RawBuilder<boolean>,
+  f: Filters,
+  limit: number,
+  offset: number,
+) {
   return db
     .selectFrom("message_grams as g")
     .innerJoin("messages as m", "m.id", "g.message_id")
     .innerJoin("sessions as s", "s.id", "m.session_id")
     .where("g.gram", "=", gram)
+    .where(where)
     .where(filterCondition(f))
     .select(HIT_COLUMNS)
     .orderBy("g.timestamp", "desc")
@@ -87,34 +87,11 @@ function gramPage(db: PgDb, gram: string, f: Filters, limit: number, offset: num
 }
 
 /**
- * Ids of the newest matches, read off the RUM gram index in timestamp order (it attaches each
- * message's timestamp), enough of them that the page and its ties are among them; `null` when
- * the candidates cannot settle the page (ties past the window, timestamps past the bound).
- */
-async function newestCandidates(
-  db: PgDb,
-  built: SearchQuery,
-  f: Filters,
-  wanted: number,
-): Promise<number[] | null> {
-  const window = wanted + TIE_WINDOW;
-  const rows = await matching(db, built.where, f)
-    .select(["m.id", "m.timestamp", sql<number>`m.timestamp <=| ${NEWEST_BOUND}::float8`.as("d")])
-    .orderBy(sql`m.timestamp <=| ${NEWEST_BOUND}::float8`)
-    .limit(window)
-    .execute();
-  if (rows.length < window) return rows.map((r) => r.id);
-  const last = rows[rows.length - 1]!;
-  const newest = rows.map((r) => r.timestamp).sort((a, b) => b - a);
-  if (!Number.isFinite(last.d) || last.timestamp >= newest[wanted - 1]!) return null;
-  return rows.map((r) => r.id);
-}
-
-/**
  * Full-text search with the SQLite store's syntax, hit sets and snippets: word queries through
  * the word index, ranked by PostgreSQL's relevance (`ts_rank`; with RUM, `search_vector <=>
- * query` reads the top hits off the index instead of scoring every match), CJK and substring
- * queries through the gram and pg_trgm indexes, newest first.
+ * query` reads the top hits off the index instead of scoring every match); CJK and substring
+ * queries newest first, a query of one CJK term off the `message_grams` btree, others through
+ * the gram and pg_trgm indexes with their matches sorted.
  */
 export async function searchMessages(
   ctx: PgStoreContext,
@@ -129,26 +106,19 @@ export async function searchMessages(
   if (built === null) return [];
   const filters = { sourceFilter, excludeSources, roleFilter };
   const rum = ctx.searchIndex.rum;
-  // Newest first through RUM's gram index (not one gram): candidates then the page.
-  const viaCandidates = rum && built.rankBy === null && built.gram === null;
+  // A longer CJK term checks each of its driving gram's messages (the other pairs, the
+  // substring): the planner, estimating those checks as far more selective than they are,
+  // would rather select every match and sort it, so this transaction turns bitmap scans and
+  // sorts off (local settings). Disabled plans cost 1e10, past `jit_above_cost`: JIT off too.
+  const steer = built.gram !== null && !built.gramExact;
   const run = async (db: PgDb) => {
-    // The planner, misled by its estimate of a CJK term's matches (its gram pairs are not
-    // independent), may prefer selecting every match and sorting it: with RUM the newest are
-    // read off the index, which this transaction insists on. Disabled plans cost 1e10, which
-    // would make the server JIT-compile these small queries (hundreds of ms): JIT off too.
-    if (viaCandidates)
+    if (steer)
       await sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true),
         set_config('jit', 'off', true)`.execute(db);
-    const candidates = viaCandidates ? await newestCandidates(db, built, filters, limit + offset) : null;
-    if (candidates !== null && candidates.length === 0) return [];
-    const where =
-      candidates === null
-        ? built.where
-        : sql<boolean>`${built.where} AND m.id = ANY(${candidates}::bigint[])`;
     const page =
       built.gram !== null
-        ? gramPage(db, built.gram, filters, limit, offset)
-        : matching(db, where, filters)
+        ? gramPage(db, built.gram, built.gramExact ? sql<boolean>`true` : built.where, filters, limit, offset)
+        : matching(db, built.where, filters)
             .select(HIT_COLUMNS)
             // Ranked: RUM's distance is 1 / ts_rank, read in order off the index; GIN sorts the matches.
             .$if(built.rankBy !== null && rum, (qb) =>
@@ -168,8 +138,9 @@ export async function searchMessages(
             )
             .limit(limit)
             .offset(offset);
-    // The page and each hit's context in one statement.
-    const { rows } = await withContexts(page).execute(db);
+    // The page and each hit's context in one statement; prepared where its text is one of a
+    // few (ranked word queries and one-CJK-term pages: the terms are parameters).
+    const { rows } = await withContexts(page, built.rankBy !== null || built.gram !== null).execute(db);
     return rows.map((row) => {
       const columns = [row.content, row.tool_calls, row.tool_name];
       const snippet =
@@ -190,9 +161,8 @@ export async function searchMessages(
       };
     });
   };
-  // Through RUM's gram index: planner settings (local to the transaction), candidates and page
-  // from one snapshot. Every other query is one statement (the page with its contexts).
-  return viaCandidates ? ctx.snapshot(run) : ctx.read(run);
+  // One statement, the page with its contexts (with its planner settings for a longer CJK term).
+  return steer ? ctx.snapshot(run) : ctx.read(run);
 }
 
 /** State of the search index: rows whose `search_vector` is missing count as damage. */

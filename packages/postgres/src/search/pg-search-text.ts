@@ -133,6 +133,18 @@ export function shortCjkGram(term: string): string | null {
   return GRAM_MARK + chars.join("");
 }
 
+/**
+ * The gram whose entries in `message_grams` hold every match of a CJK-mode term: the term's
+ * own gram (one or two characters holding CJK), or the first character pair of a longer
+ * all-CJK term (its matches are among that pair's messages); `null` for other terms.
+ */
+export function drivingGram(term: string): string | null {
+  const short = shortCjkGram(term);
+  if (short !== null) return short;
+  const chars = [...term.toLowerCase()];
+  return chars.length >= 3 && allCjk(term) ? GRAM_MARK + chars[0] + chars[1] : null;
+}
+
 /** The gram `tsquery` of a one- or two-character term holding CJK, or `null` for other terms. */
 export function shortCjkQuery(term: string): string | null {
   const gram = shortCjkGram(term);

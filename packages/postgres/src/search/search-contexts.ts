@@ -1,5 +1,6 @@
 import { firstCodePoints } from "@hermes/search";
 import { type Expression, type RawBuilder, sql } from "kysely";
+import { PREPARED } from "../pg-database.js";
 
 /** A hit's neighbours as the page statement returns them (see {@link withContexts}). */
 export interface ContextColumns {
@@ -15,10 +16,17 @@ export interface ContextColumns {
  * The page query `page` (its rows need `id`, `session_id`, `timestamp`, `role`, `content`)
  * with each hit's context in the same statement, one round trip: the previous and next message
  * of the same session by `(timestamp, id)`, contents cut to 200 characters on the server.
- * Rows keep the page's order (numbered as they leave it, sorted by that number).
+ * Rows keep the page's order (numbered as they leave it, sorted by that number). `prepared`:
+ * a statement whose text does not depend on the query's terms (they are parameters), sent as a
+ * named prepared statement (planned once per connection).
  */
-export function withContexts<Row>(page: Expression<Row>): RawBuilder<Row & ContextColumns> {
-  return sql<Row & ContextColumns>`SELECT h.*, p.role AS prole, left(p.content, 200) AS pcontent,
+export function withContexts<Row>(
+  page: Expression<Row>,
+  prepared: boolean,
+): RawBuilder<Row & ContextColumns> {
+  return sql<
+    Row & ContextColumns
+  >`${sql.raw(prepared ? PREPARED : "")}SELECT h.*, p.role AS prole, left(p.content, 200) AS pcontent,
       n.role AS nrole, left(n.content, 200) AS ncontent
     FROM (SELECT page.*, row_number() OVER () AS hermes_ord FROM ${page} AS page) AS h
     LEFT JOIN LATERAL (SELECT c.role, c.content FROM messages c WHERE c.session_id = h.session_id
