@@ -51,17 +51,22 @@ const MIXED = [
   "kubectl rollout status for the deployment",
 ];
 
+/** The schema as version `version` of the store wrote it, with one session `s`. */
+async function olderSchema(c: pg.Client, version: number, rum: boolean): Promise<void> {
+  await c.query("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
+  for (const step of PG_MIGRATIONS.filter((s) => s.version <= version))
+    for (const statement of migrationStatements(step, { rum })) await c.query(statement);
+  await c.query("CREATE TABLE schema_version (version integer NOT NULL)");
+  await c.query("INSERT INTO schema_version VALUES ($1)", [version]);
+  await c.query("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1000)");
+}
+
 describe("schema v3: existing databases upgrade", () => {
   it("a schema written by v2 (grams inside the word vector, bm25 columns) upgrades in place and searches as before", async () => {
     const schema = fresh("v2");
     const c = await client(schema);
     try {
-      await c.query("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
-      for (const step of PG_MIGRATIONS.filter((s) => s.version <= 2))
-        for (const statement of migrationStatements(step, { rum: false })) await c.query(statement);
-      await c.query("CREATE TABLE schema_version (version integer NOT NULL)");
-      await c.query("INSERT INTO schema_version VALUES (2)");
-      await c.query("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1000)");
+      await olderSchema(c, 2, false);
       for (const [i, content] of MIXED.entries()) {
         const { vector, grams } = searchColumns(content, null, null);
         // v2 wrote one vector: the words, then the gram lexemes.
@@ -119,14 +124,9 @@ describe("schema v4: the short-CJK gram table", () => {
     const schema = fresh("v3");
     const c = await client(schema);
     try {
-      await c.query("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
       const rum =
         (await c.query("SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'rum'")).rows[0].n > 0;
-      for (const step of PG_MIGRATIONS.filter((s) => s.version <= 3))
-        for (const statement of migrationStatements(step, { rum })) await c.query(statement);
-      await c.query("CREATE TABLE schema_version (version integer NOT NULL)");
-      await c.query("INSERT INTO schema_version VALUES (3)");
-      await c.query("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 1000)");
+      await olderSchema(c, 3, rum);
       for (const [i, content] of MIXED.entries()) {
         const { vector, grams } = searchColumns(content, null, null);
         await c.query(
@@ -141,7 +141,7 @@ describe("schema v4: the short-CJK gram table", () => {
       expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 4, newerVersion: false });
       expect(store.migration.applied).toEqual([expect.stringMatching(/^v4: /)]);
       expect(await gramTableDrift(c)).toEqual({ missing: 0, extra: 0 });
-      // v3's gram index (RUM here) is rebuilt as GIN over messages holding CJK only.
+      // v3's gram index (RUM where installed) is rebuilt as GIN over messages holding CJK only.
       const predicate = await c.query(
         `SELECT pg_get_expr(i.indpred, i.indrelid) AS p FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
            JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = 'idx_messages_search_grams'`,
