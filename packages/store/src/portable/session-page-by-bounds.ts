@@ -1,0 +1,147 @@
+import type { SessionPageArguments, SessionPageRow } from "@hermes/core";
+import {
+  CJK_QUEUE_TABLE,
+  CJK_STATE_TABLE,
+  cjkBackfillState,
+  cjkIndexNeedsUpgrade,
+  cjkIndexPresence,
+  TIMESTAMP_BOUND_SQL,
+  TS_BLOCK_SHIFT,
+  timestampBlocksFill,
+} from "@hermes/search";
+import type { StoreContext } from "../store-context.js";
+import {
+  lastActiveSql,
+  PAGE_ROWS_FROM_SQL,
+  PAGE_ROWS_SQL,
+  pageFilterSql,
+  topSql,
+} from "./session-page-sql.js";
+
+/** Newest messages and sessions read in the first round, per row the page needs. */
+const MESSAGES_PER_ROW = 24;
+const SESSIONS_PER_ROW = 3;
+/** Each further round reads this many times more. */
+const GROWTH = 4;
+/** No round reads past this many messages: the caller then orders every session. */
+const MAX_MESSAGES = 65_536;
+/** A longer queue of changes not yet applied to the timestamp blocks: the caller orders every session. */
+const MAX_QUEUED = 4_096;
+
+const NEWEST_MESSAGES_SQL = "SELECT id, session_id FROM messages ORDER BY id DESC LIMIT ?";
+const NEWEST_SESSIONS_SQL = "SELECT id, started_at FROM sessions ORDER BY started_at DESC LIMIT ?";
+const QUEUED_SESSIONS_SQL = `SELECT DISTINCT m.session_id FROM (SELECT message_id FROM ${CJK_QUEUE_TABLE} LIMIT ${MAX_QUEUED + 1}) q
+  JOIN messages m ON m.id = q.message_id`;
+const QUEUED_COUNT_SQL = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${CJK_QUEUE_TABLE} LIMIT ${MAX_QUEUED + 1})`;
+
+// The candidates climb to the top session of their chain (the depth bound of the full order,
+// so a corrupt cycle stays finite and reaches no top); each top session that passes the filters
+// gets its chain walked down and its exact figures, then the page's order, cursor and limit.
+// `above`: the chain's activity is above both bounds, so no session left unread can rank before it.
+const CANDIDATE_PAGE_SQL = `WITH RECURSIVE climb(id, depth) AS (
+    SELECT value, 0 FROM json_each(:candidates)
+    UNION
+    SELECT s.parent_session_id, c.depth + 1 FROM climb c JOIN sessions s ON s.id = c.id
+    WHERE c.depth < 100 AND s.parent_session_id IS NOT NULL AND NOT ${topSql("s")}
+  ),
+  listed AS MATERIALIZED (
+    SELECT DISTINCT s.id, s.started_at, s.ended_at, ${lastActiveSql("s")} AS own
+    FROM climb c CROSS JOIN sessions s ON s.id = c.id
+    WHERE ${topSql("s")}${pageFilterSql("s")}
+  ),
+  down(root, id, depth) AS (
+    SELECT id, id, 0 FROM listed
+    UNION ALL
+    SELECT d.root, c.id, d.depth + 1 FROM down d JOIN sessions c ON c.parent_session_id = d.id
+    WHERE d.depth < 100 AND NOT ${topSql("c")}
+  ),
+  chain AS (
+    SELECT d.root AS id, MAX(${lastActiveSql("s")}) AS last_active, COUNT(*) AS n, MAX(s.ended_at IS NULL) AS open
+    FROM down d CROSS JOIN sessions s ON s.id = d.id WHERE d.depth > 0 GROUP BY d.root
+  )${PAGE_ROWS_SQL},
+    page.chain_last_active > :message_bound AND page.chain_last_active > :session_bound AS above${PAGE_ROWS_FROM_SQL}`;
+
+/**
+ * Whether the timestamp blocks of the search index bound every message not in its queue: the
+ * index is built, of this version, its backfill and fill complete (the agent's own writes reach
+ * the queue through the index's triggers, so this holds however the file was written since).
+ */
+function boundsUsable(ctx: StoreContext): boolean {
+  const db = ctx.conn;
+  if (cjkIndexPresence(db) !== "present" || cjkIndexNeedsUpgrade(db)) return false;
+  const backfill = cjkBackfillState(db);
+  if (backfill === null || backfill.next < backfill.end) return false;
+  const fill = timestampBlocksFill(db, CJK_STATE_TABLE);
+  return fill !== null && fill.next >= fill.end;
+}
+
+/**
+ * The rows of a sessions page (up to `limit + 1`, in order) found from the newest activity
+ * alone, or `null` when that cannot be proven cheaply (the caller then orders every session).
+ *
+ * Why it is exact: a chain's activity is the newest of its sessions' (newest message, else
+ * start). Read the newest `n` messages by id and the newest `k` sessions by start, plus every
+ * message queued since the timestamp blocks were last raised. Each session they name climbs to
+ * the top of its chain, whose figures are then computed exactly. A chain none of whose sessions
+ * was named has messages only below the last id read and not queued, so newer than none of the
+ * block bound up to it, and starts no later than the last session read: its activity is at most
+ * both bounds. A candidate strictly above both ranks before it whatever the tie rule; once the
+ * page's rows all are, the page is proven. Else read four times more. In a real file message
+ * ids and starts grow with time, so the first round proves it.
+ *
+ * Runs inside the caller's read transaction (one snapshot for every round); unfiltered pages of
+ * v11 files only.
+ */
+export function sessionPageByBounds(
+  ctx: StoreContext,
+  a: SessionPageArguments,
+  params: Record<string, unknown>,
+): SessionPageRow[] | null {
+  // A filter leaves few of the newest chains on the page: proving it would read most of the
+  // file in rounds, so filtered pages order every session (the filters narrow that work).
+  const filtered =
+    a.sources !== null ||
+    a.models !== null ||
+    a.titlePattern !== null ||
+    a.startedAfter !== null ||
+    a.startedBefore !== null;
+  if (filtered || ctx.reads || !boundsUsable(ctx)) return null;
+  const db = ctx.conn;
+  if ((db.get<{ n: number }>(QUEUED_COUNT_SQL)?.n ?? 0) > MAX_QUEUED) return null;
+  const queued = db.all<{ session_id: string }>(QUEUED_SESSIONS_SQL).map((r) => r.session_id);
+  const need = a.limit + 1;
+  let sessionsRead = SESSIONS_PER_ROW * need;
+  for (let n = MESSAGES_PER_ROW * need; n <= MAX_MESSAGES * GROWTH; n *= GROWTH) {
+    const messagesRead = Math.min(n, MAX_MESSAGES);
+    const messages = db.all<{ id: number; session_id: string }>(NEWEST_MESSAGES_SQL, [messagesRead]);
+    const sessions = db.all<{ id: string; started_at: unknown }>(NEWEST_SESSIONS_SQL, [sessionsRead]);
+    const lastMessage = messages.length < messagesRead ? undefined : messages[messages.length - 1];
+    const lastSession = sessions.length < sessionsRead ? undefined : sessions[sessions.length - 1];
+    // Every message below the last one read: the bound of its block and the blocks before it.
+    const block = lastMessage === undefined ? null : Math.floor((lastMessage.id - 1) / 2 ** TS_BLOCK_SHIFT);
+    const messageBound =
+      block === null
+        ? null
+        : (db.get<{ bound: unknown }>(TIMESTAMP_BOUND_SQL, [block, block, block])?.bound ?? null);
+    const candidates = new Set<string>(queued);
+    for (const m of messages) candidates.add(m.session_id);
+    for (const s of sessions) candidates.add(s.id);
+    const rows = db.all<SessionPageRow & { above: number | null }>(CANDIDATE_PAGE_SQL, [
+      {
+        ...params,
+        candidates: JSON.stringify([...candidates]),
+        // No bound: everything of that kind was read (NULL compares as unknown: use the lowest value).
+        message_bound: messageBound ?? -Infinity,
+        session_bound: lastSession === undefined ? -Infinity : lastSession.started_at,
+      },
+    ]);
+    // The page's rows all rank before anything unread, or nothing is unread.
+    const proven = rows.length === need && rows.every((r) => r.above === 1);
+    if (proven || (lastMessage === undefined && lastSession === undefined)) {
+      return rows.map(({ above: _, ...row }) => row);
+    }
+    if (messagesRead >= MAX_MESSAGES) return null;
+    sessionsRead *= GROWTH;
+  }
+  return null;
+}
