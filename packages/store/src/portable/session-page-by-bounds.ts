@@ -11,6 +11,7 @@ import {
 } from "@hermes/search";
 import type { StoreContext } from "../store-context.js";
 import {
+  CHAIN_BELOW_SQL,
   lastActiveSql,
   PAGE_ROWS_FROM_SQL,
   PAGE_ROWS_SQL,
@@ -36,7 +37,7 @@ const QUEUED_COUNT_SQL = `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${CJK_QUEUE_T
 
 // The candidates climb to the top session of their chain (the depth bound of the full order,
 // so a corrupt cycle stays finite and reaches no top); each top session that passes the filters
-// gets its chain walked down and its exact figures, then the page's order, cursor and limit.
+// gets its chain's figures (walked down from it), then the page's order, cursor and limit.
 // `above`: the chain's activity is above both bounds, so no session left unread can rank before it.
 const CANDIDATE_PAGE_SQL = `WITH RECURSIVE climb(id, depth) AS (
     SELECT value, 0 FROM json_each(:candidates)
@@ -49,16 +50,7 @@ const CANDIDATE_PAGE_SQL = `WITH RECURSIVE climb(id, depth) AS (
     FROM climb c CROSS JOIN sessions s ON s.id = c.id
     WHERE ${topSql("s")}${pageFilterSql("s")}
   ),
-  down(root, id, depth) AS (
-    SELECT id, id, 0 FROM listed
-    UNION ALL
-    SELECT d.root, c.id, d.depth + 1 FROM down d JOIN sessions c ON c.parent_session_id = d.id
-    WHERE d.depth < 100 AND NOT ${topSql("c")}
-  ),
-  chain AS (
-    SELECT d.root AS id, MAX(${lastActiveSql("s")}) AS last_active, COUNT(*) AS n, MAX(s.ended_at IS NULL) AS open
-    FROM down d CROSS JOIN sessions s ON s.id = d.id WHERE d.depth > 0 GROUP BY d.root
-  )${PAGE_ROWS_SQL},
+  ${CHAIN_BELOW_SQL}${PAGE_ROWS_SQL},
     page.chain_last_active > :message_bound AND page.chain_last_active > :session_bound AS above${PAGE_ROWS_FROM_SQL}`;
 
 /**
@@ -73,6 +65,21 @@ function boundsUsable(ctx: StoreContext): boolean {
   if (backfill === null || backfill.next < backfill.end) return false;
   const fill = timestampBlocksFill(db, CJK_STATE_TABLE);
   return fill !== null && fill.next >= fill.end;
+}
+
+/**
+ * Whether the page has a filter. A filter leaves few of the newest chains on the page: proving
+ * it from the newest activity would read most of the file in rounds, so a filtered page orders
+ * the sessions the filter keeps instead.
+ */
+export function isFilteredPage(a: SessionPageArguments): boolean {
+  return (
+    a.sources !== null ||
+    a.models !== null ||
+    a.titlePattern !== null ||
+    a.startedAfter !== null ||
+    a.startedBefore !== null
+  );
 }
 
 /**
@@ -97,15 +104,7 @@ export function sessionPageByBounds(
   a: SessionPageArguments,
   params: Record<string, unknown>,
 ): SessionPageRow[] | null {
-  // A filter leaves few of the newest chains on the page: proving it would read most of the
-  // file in rounds, so filtered pages order every session (the filters narrow that work).
-  const filtered =
-    a.sources !== null ||
-    a.models !== null ||
-    a.titlePattern !== null ||
-    a.startedAfter !== null ||
-    a.startedBefore !== null;
-  if (filtered || ctx.reads || !boundsUsable(ctx)) return null;
+  if (isFilteredPage(a) || ctx.reads || !boundsUsable(ctx)) return null;
   const db = ctx.conn;
   if ((db.get<{ n: number }>(QUEUED_COUNT_SQL)?.n ?? 0) > MAX_QUEUED) return null;
   const queued = db.all<{ session_id: string }>(QUEUED_SESSIONS_SQL).map((r) => r.session_id);

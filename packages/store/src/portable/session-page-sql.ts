@@ -1,5 +1,6 @@
-// SQL shared by the two ways of reading a sessions page (session-page.ts orders every session,
-// session-page-by-bounds.ts only the chains of the newest activity): each builds the CTEs
+// SQL shared by the ways of reading a sessions page (session-page.ts orders every session or
+// every one a filter keeps, session-page-by-bounds.ts only the chains of the newest activity):
+// each builds the CTEs
 // `listed(id, started_at, ended_at, own)` and `chain(id, last_active, n, open)`, then these
 // pieces order, page and read the rows the same way.
 
@@ -24,6 +25,21 @@ export const pageFilterSql = (s: string) => `
       AND (:started_after IS NULL OR ${s}.started_at >= :started_after)
       AND (:started_before IS NULL OR ${s}.started_at < :started_before)
       AND (:title_pattern IS NULL OR lower(${s}.title) LIKE :title_pattern ESCAPE '\\' OR ${s}.id LIKE :id_pattern ESCAPE '\\')`;
+
+/**
+ * `down` and `chain` for the sessions of `listed`: each one's chain walked down from it (the
+ * children that continue their parent, to the depth bound of the full order), and its figures.
+ */
+export const CHAIN_BELOW_SQL = `down(root, id, depth) AS (
+    SELECT id, id, 0 FROM listed
+    UNION ALL
+    SELECT d.root, c.id, d.depth + 1 FROM down d JOIN sessions c ON c.parent_session_id = d.id
+    WHERE d.depth < 100 AND NOT ${topSql("c")}
+  ),
+  chain AS (
+    SELECT d.root AS id, MAX(${lastActiveSql("s")}) AS last_active, COUNT(*) AS n, MAX(s.ended_at IS NULL) AS open
+    FROM down d CROSS JOIN sessions s ON s.id = d.id WHERE d.depth > 0 GROUP BY d.root
+  )`;
 
 /**
  * `, keyed AS …, page AS … SELECT <the row's columns>`: each listed session with its chain's

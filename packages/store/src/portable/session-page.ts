@@ -8,8 +8,9 @@ import {
 import { SESSION_FLAGS_VIEW } from "../file-views.js";
 import { readSnapshot } from "../read-snapshot.js";
 import type { StoreContext } from "../store-context.js";
-import { sessionPageByBounds } from "./session-page-by-bounds.js";
+import { isFilteredPage, sessionPageByBounds } from "./session-page-by-bounds.js";
 import {
+  CHAIN_BELOW_SQL,
   lastActiveSql,
   PAGE_ROWS_FROM_SQL,
   PAGE_ROWS_SQL,
@@ -42,6 +43,14 @@ const pageSql = (newerFile: boolean, flagged: boolean) => `WITH RECURSIVE edge A
   )${PAGE_ROWS_SQL}${PAGE_ROWS_FROM_SQL}`;
 const PAGE_SQL = pageSql(false, false);
 
+// A filtered page of a v11 file: only the top sessions the filters keep, each with its chain
+// walked down from it (no pass over every chain of the file).
+const FILTERED_PAGE_SQL = `WITH RECURSIVE listed AS MATERIALIZED (
+    SELECT s.id, s.started_at, s.ended_at, ${lastActiveSql("s")} AS own FROM sessions s
+    WHERE 1${pageFilterSql("s")} AND ${topSql("s")}
+  ),
+  ${CHAIN_BELOW_SQL}${PAGE_ROWS_SQL}${PAGE_ROWS_FROM_SQL}`;
+
 /**
  * A page of sessions for a browser: every session is reachable by following `nextCursor`
  * (keyset paging, stable while sessions are added), most recently active chain first. A
@@ -64,9 +73,14 @@ export function listSessionPage(ctx: StoreContext, o?: SessionPageOptions): Sess
       after_id: a.after?.id ?? null,
       limit: a.limit + 1,
     };
-    const rows =
-      sessionPageByBounds(ctx, a, params) ??
-      ctx.conn.all<SessionPageRow>(ctx.reads ? pageSql(true, ctx.reads.sessionFlags) : PAGE_SQL, [params]);
+    // A newer agent's file: every session through its views. A v11 file: a filtered page orders
+    // what the filters keep, an unfiltered one is proven from the newest activity when it can be.
+    const sqlText = ctx.reads
+      ? pageSql(true, ctx.reads.sessionFlags)
+      : isFilteredPage(a)
+        ? FILTERED_PAGE_SQL
+        : PAGE_SQL;
+    const rows = sessionPageByBounds(ctx, a, params) ?? ctx.conn.all<SessionPageRow>(sqlText, [params]);
     return finishSessionPage(rows, a.limit);
   });
 }
