@@ -57,23 +57,21 @@ function bruteForceOrder(
     if (top(cur)) chains.set(cur, [...(chains.get(cur) ?? []), s.id]);
   }
   const own = (id: string) => newest.get(id) ?? byId.get(id)!.started_at;
-  return [...chains]
-    .map(([id, members]) => ({
-      id,
-      started: byId.get(id)!.started_at,
-      chain_last_active: Math.max(...members.map(own)),
-      chain_sessions: members.length - 1,
-    }))
-    .sort((a, b) =>
-      a.chain_last_active !== b.chain_last_active
-        ? b.chain_last_active - a.chain_last_active
-        : a.started !== b.started
-          ? b.started - a.started
-          : a.id < b.id
-            ? 1
-            : -1,
-    )
-    .map(({ started: _, ...r }) => r);
+  return (
+    [...chains]
+      .map(([id, members]) => ({
+        id,
+        started: byId.get(id)!.started_at,
+        chain_last_active: Math.max(...members.map(own)),
+        chain_sessions: members.length - 1,
+      }))
+      // Newest chain activity first, then the later start, then the larger id.
+      .sort(
+        (a, b) =>
+          b.chain_last_active - a.chain_last_active || b.started - a.started || (a.id < b.id ? 1 : -1),
+      )
+      .map(({ started: _, ...r }) => r)
+  );
 }
 
 /** Every page through the store's cursor. */
