@@ -193,6 +193,17 @@ describe("the sessions page from the newest activity", () => {
     // An old message's timestamp moves to the front (queued by the index's trigger).
     agent.prepare("UPDATE messages SET timestamp = ? WHERE id = 4").run(T0 + 500 * 60);
     await check("a timestamp moved");
+    // A long queue of one session's changes, and one change of another session just below them:
+    // the queued messages read first all belong to the first session.
+    const idsOf = (session: string) =>
+      agent.prepare("SELECT id FROM messages WHERE session_id = ?").pluck().all(session) as number[];
+    const move = agent.prepare("UPDATE messages SET timestamp = ? WHERE id = ?");
+    for (let round = 0; round < 40; round++) {
+      for (const id of idsOf("s003")) move.run(T0 + 700 * 60 + round, id);
+    }
+    move.run(T0 + 699 * 60, idsOf("s008")[0]);
+    await check("a long queue");
+    expect((await storeOrder(store, 10)).slice(0, 2).map((r) => r.id)).toEqual(["s003", "s008"]);
     // A new session with no messages, started last.
     agent
       .prepare("INSERT INTO sessions (id, source, started_at) VALUES ('agent_new', 'cli', ?)")
