@@ -100,6 +100,11 @@ export interface SearchMessagesOptions {
   includeArchived?: boolean;
   /** A newer agent's file: also search sessions it flags hidden (left out by default, as the listings do). */
   includeHidden?: boolean;
+  /**
+   * Aborts the call: it rejects with \`ABORTED\` (\`AbortedError\`) at once when already aborted,
+   * else within about 50 ms even mid-query (the SQLite store recycles the read worker running it).
+   */
+  signal?: AbortSignal;
 }
 
 /** One message of a hit's context. */

@@ -17,6 +17,11 @@ export interface ExportStreamOptions {
   sessionIds?: string[];
   /** Only sessions started at or after this time (Unix epoch seconds). */
   since?: number;
+  /**
+   * Aborts the export: the call (or the stream's next step) rejects with \`ABORTED\` (\`AbortedError\`) at once when already aborted,
+   * else within about 50 ms even mid-query (the SQLite store recycles the read worker running it).
+   */
+  signal?: AbortSignal;
 }
 
 /**

@@ -9,6 +9,11 @@ export interface IterMessagesOptions {
   limit?: number;
   /** Messages read per query (default 500). */
   pageSize?: number;
+  /**
+   * Aborts the iteration: its next step rejects with \`ABORTED\` (\`AbortedError\`) at once when already aborted,
+   * else within about 50 ms even mid-query (the SQLite store recycles the read worker running it).
+   */
+  signal?: AbortSignal;
 }
 
 /**

@@ -11,6 +11,8 @@ export interface UsageStatsOptions {
   until?: number;
   /** Only sessions of this source. */
   source?: string;
+  /** Aborts the call: it rejects with \`ABORTED\` (\`AbortedError\`), at once when already aborted. */
+  signal?: AbortSignal;
 }
 
 /** Usage of one group of sessions, from the sessions' counters. */
