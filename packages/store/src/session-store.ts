@@ -224,7 +224,9 @@ export class SessionStore implements SessionStoreContract {
     }
     try {
       this.#readOnly?.file.refresh();
-      return fn(ctx);
+      const value = fn(ctx);
+      throwIfAborted(signal); // in-thread, a query cannot be interrupted: its answer is dropped
+      return value;
     } catch (error) {
       // A damaged file seen by a read stops every later write and checkpoint of this store.
       this.#writes.noteError(error);
@@ -360,7 +362,9 @@ export class SessionStore implements SessionStoreContract {
       if (pooled !== undefined) return pooled.value;
     }
     try {
-      return await search.searchMessages(this.#fresh(), query, rest);
+      const hits = await search.searchMessages(this.#fresh(), query, rest);
+      throwIfAborted(signal);
+      return hits;
     } catch (error) {
       this.#writes.noteError(error);
       throw error;

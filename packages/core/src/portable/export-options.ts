@@ -18,8 +18,9 @@ export interface ExportStreamOptions {
   /** Only sessions started at or after this time (Unix epoch seconds). */
   since?: number;
   /**
-   * Aborts the export: the call (or the stream's next step) rejects with \`ABORTED\` (\`AbortedError\`) at once when already aborted,
-   * else within about 50 ms even mid-query (the SQLite store recycles the read worker running it).
+   * Aborts the export: the call (or the stream's next step) rejects with `ABORTED` (`AbortedError`). The SQLite
+   * store checks it before starting, and ends the read worker running the query when it aborts
+   * mid-query (the rejection follows within milliseconds); a backend may only check it between steps.
    */
   signal?: AbortSignal;
 }

@@ -11,7 +11,7 @@ export interface UsageStatsOptions {
   until?: number;
   /** Only sessions of this source. */
   source?: string;
-  /** Aborts the call: it rejects with \`ABORTED\` (\`AbortedError\`), at once when already aborted. */
+  /** Aborts the call with `ABORTED` (`AbortedError`); see `SearchMessagesOptions.signal`. */
   signal?: AbortSignal;
 }
 
