@@ -133,7 +133,8 @@ export interface OpenSessionStoreOptions {
    * Worker threads that run this store's reads (searches, listings, messages, exports and
    * iterators, counts, stats, lineage), each with its own read-only connection to the file, so
    * that a long query never blocks this thread (default `min(availableParallelism(), 4)`).
-   * Workers start on demand; until the first is ready, reads run on this thread. `0`: every
+   * Workers start on demand (the first once reads here took 20 ms in all); until one is ready,
+   * reads run on this thread. `0`: every
    * read runs on this thread. Read-only stores always read on this thread. See the README.
    */
   readers?: number;

@@ -65,7 +65,7 @@ import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import * as watch from "./operations/watch-changes.js";
 import * as portable from "./portable/store-methods.js";
-import type { ReadPool } from "./read-pool/read-pool.js";
+import { type ReadPool, WARM_AFTER_MS } from "./read-pool/read-pool.js";
 import { isCloneError, searchInThread, withoutSignal } from "./read-pool/read-routing.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { StoreContext } from "./store-context.js";
@@ -184,9 +184,14 @@ export class SessionStore implements SessionStoreContract {
     return this.#pool;
   }
 
-  /** The pool when a worker is ready to take a read now (the first read starts one). */
+  /** The pool when a worker is ready to take a read now. */
   #ready(): ReadPool | undefined {
     return this.#pool?.available() ? this.#pool : undefined;
+  }
+
+  /** A stream that runs here for want of a ready worker: long enough to start one. */
+  #streamHere(): void {
+    this.#pool?.noteInThread(WARM_AFTER_MS);
   }
 
   /** `method(...args)` in a worker, or `undefined` when the read must run here (no worker ready yet). */
@@ -222,6 +227,7 @@ export class SessionStore implements SessionStoreContract {
       const pooled = await this.#viaPool<T>(method, args ?? [], signal);
       if (pooled !== undefined) return pooled.value;
     }
+    const started = this.#pool === undefined ? 0 : performance.now();
     try {
       this.#readOnly?.file.refresh();
       const value = fn(ctx);
@@ -231,6 +237,8 @@ export class SessionStore implements SessionStoreContract {
       // A damaged file seen by a read stops every later write and checkpoint of this store.
       this.#writes.noteError(error);
       throw mapSqliteError(error, ctx.path);
+    } finally {
+      this.#pool?.noteInThread(performance.now() - started);
     }
   }
 
@@ -361,8 +369,10 @@ export class SessionStore implements SessionStoreContract {
       const pooled = await this.#viaPool<SearchHit[]>("searchMessages", [query, rest], signal);
       if (pooled !== undefined) return pooled.value;
     }
+    const started = performance.now();
     try {
       const hits = await search.searchMessages(this.#fresh(), query, rest);
+      this.#pool?.noteInThread(performance.now() - started);
       throwIfAborted(signal);
       return hits;
     } catch (error) {
@@ -424,6 +434,7 @@ export class SessionStore implements SessionStoreContract {
     exportFilter(rest);
     const pool = this.#ready();
     const source = pool?.stream<PortableSession>("exportStream", [rest], signal);
+    if (source === undefined) this.#streamHere();
     return this.#guard(abortable(source ?? portable.exportStream(ctx, rest), signal));
   }
   /** Writes the JSONL interchange format (header line, then one session per line) in constant memory. */
@@ -432,6 +443,7 @@ export class SessionStore implements SessionStoreContract {
     const { signal, rest } = withoutSignal(o);
     throwIfAborted(signal);
     const pool = this.#ready();
+    if (pool === undefined) this.#streamHere();
     return portable.exportJsonl(ctx, destination, rest, (filter) =>
       abortable(
         pool?.stream<ExportEvent>("exportEvents", [rest], signal) ?? portable.exportEvents(ctx, filter),
@@ -460,6 +472,7 @@ export class SessionStore implements SessionStoreContract {
     const inThread = portable.iterMessages(ctx, sessionId, rest);
     const pool = this.#ready();
     const source = pool?.stream<MessageRow>("iterMessages", [sessionId, rest], signal);
+    if (source === undefined) this.#streamHere();
     return this.#guard(abortable(source ?? inThread, signal));
   }
   /** The last messages of a session, bounded by count and tokens, without reading the rest. */

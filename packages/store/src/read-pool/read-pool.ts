@@ -3,6 +3,9 @@ import { AbortedError, BackendError, StoreClosedError } from "@hermes/core";
 import type { WorkerReply, WorkerRequest } from "./read-methods.js";
 import { reviveError } from "./worker-errors.js";
 
+/** In-thread read time after which the first worker starts (see `ReadPool.noteInThread`). */
+export const WARM_AFTER_MS = 20;
+
 /** A request waiting for, or running on, a worker. */
 interface Job {
   req: WorkerRequest;
@@ -33,7 +36,7 @@ interface StreamHandle {
 /**
  * Worker threads, each with its own read-only connection to one file, running the store's read
  * methods (read-methods.ts) with the same operation functions as in-thread. Workers start on
- * demand, up to `readers`; each runs one job at a time, the others wait in arrival order. A
+ * demand (the first once in-thread reads took {@link WARM_AFTER_MS}), up to `readers`; each runs one job at a time, the others wait in arrival order. A
  * worker that dies rejects only its own jobs (`BACKEND_ERROR`), and a later job starts a new
  * one; an aborted job rejects with `ABORTED` and, when it was running, its worker is ended.
  * Idle workers do not keep the process alive.
@@ -47,6 +50,7 @@ export class ReadPool {
   #closed = false;
   #failed = false;
   #served = 0;
+  #inThreadMs = 0;
 
   constructor(path: string, readers: number) {
     this.#path = path;
@@ -73,15 +77,20 @@ export class ReadPool {
     return this.#slots[i]?.worker;
   }
 
-  /**
-   * Whether a worker is ready to take a call now; when none is, starts one (the caller reads on
-   * its own thread meanwhile). `false` once closed or when a worker could not open the file.
-   */
+  /** Whether a worker is ready to take a call now (`false` once closed, or when a worker could not open the file). */
   available(): boolean {
     if (this.#closed || this.#failed) return false;
-    if (this.#slots.some((s) => s.ready)) return true;
-    void this.warmUp();
-    return false;
+    return this.#slots.some((s) => s.ready);
+  }
+
+  /**
+   * Time a read just spent on the caller's thread because no worker was ready. Once such reads
+   * add up to {@link WARM_AFTER_MS}, a worker starts: a short-lived process (a CLI command)
+   * never pays for a thread, a process that reads a lot gets its readers off its thread.
+   */
+  noteInThread(ms: number): void {
+    this.#inThreadMs += ms;
+    if (this.#inThreadMs >= WARM_AFTER_MS && this.#slots.length === 0) void this.warmUp();
   }
 
   /**
