@@ -16,6 +16,7 @@ const SCENARIOS = [
   "list",
   "change-feed",
   "search",
+  "reads",
   "export",
   "fork",
   "migrate",

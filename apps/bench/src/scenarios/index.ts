@@ -8,6 +8,7 @@ import { groupCommitScenario } from "./group-commit.js";
 import { listScenario } from "./list.js";
 import { migrateScenario } from "./migrate.js";
 import { postgresScenario } from "./postgres.js";
+import { readsScenario } from "./reads.js";
 import { resumeScenario } from "./resume.js";
 import { searchScenario } from "./search.js";
 import { webScenario } from "./web.js";
@@ -21,6 +22,7 @@ export const SCENARIOS: readonly Scenario[] = [
   listScenario,
   changeFeedScenario,
   searchScenario,
+  readsScenario,
   exportScenario,
   forkScenario,
   migrateScenario,
