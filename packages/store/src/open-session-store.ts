@@ -135,7 +135,8 @@ export interface OpenSessionStoreOptions {
    * that a long query never blocks this thread (default `min(availableParallelism(), 4)`).
    * Workers start on demand (the first once reads here took 20 ms in all); until one is ready,
    * reads run on this thread. `0`: every
-   * read runs on this thread. Read-only stores always read on this thread. See the README.
+   * read runs on this thread. A read-only store has workers when SQLite shares the file with it
+   * (`access.readOnlyAccess` `shared`), and reads on this thread from a snapshot. See the README.
    */
   readers?: number;
   /** Clock in Unix epoch seconds; for tests. */
@@ -343,7 +344,20 @@ function openReadOnlyStore(
   const { state, writes, report } = openReadOnlyParts(path, cause, options);
   const clock = options.clock ?? (() => Date.now() / 1000);
   const sqliteVersion = String(state.file.conn.db.prepare("SELECT sqlite_version() AS v").pluck().get());
-  return new SessionStore(state.file.conn, writes, report, clock, sqliteVersion, undefined, undefined, state);
+  // Workers read the same file the same way when SQLite shares it (not an in-memory snapshot).
+  const readers = readersOption(options.readers);
+  const pool = readers > 0 && state.file.access === "shared" ? new ReadPool(path, readers) : undefined;
+  return new SessionStore(
+    state.file.conn,
+    writes,
+    report,
+    clock,
+    sqliteVersion,
+    undefined,
+    undefined,
+    state,
+    pool,
+  );
 }
 
 /** Refuses a SQLite older than {@link MIN_SQLITE_VERSION} unless allowed. */

@@ -365,7 +365,7 @@ export class SessionStore implements SessionStoreContract {
     const { signal, rest } = withoutSignal(o);
     this.#use();
     throwIfAborted(signal);
-    if (this.#pool !== undefined && !searchInThread(query)) {
+    if (this.#pool !== undefined && (this.readOnly || !searchInThread(query))) {
       const pooled = await this.#viaPool<SearchHit[]>("searchMessages", [query, rest], signal);
       if (pooled !== undefined) return pooled.value;
     }
