@@ -63,6 +63,7 @@ import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import * as watch from "./operations/watch-changes.js";
 import * as portable from "./portable/store-methods.js";
+import { type CjkBuildSettings, CjkSideIndex } from "./side-index/cjk-side-index.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { StoreContext } from "./store-context.js";
 import type { HandoffQueue } from "./write/handoff-queue.js";
@@ -86,6 +87,7 @@ export class SessionStore implements SessionStoreContract {
   readonly #migration: MigrationReport;
   readonly #backend: SqliteBackendInfo;
   readonly #readOnly: ReadOnlyStoreState | undefined;
+  readonly #cjkIndex: CjkSideIndex;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -99,6 +101,7 @@ export class SessionStore implements SessionStoreContract {
     turns?: HandoffQueue,
     shared?: SharedCommits,
     readOnly?: ReadOnlyStoreState,
+    cjk?: CjkBuildSettings,
   ) {
     this.#conn = conn;
     this.#backend = Object.freeze({ kind: "sqlite", path: conn.path, sqliteVersion });
@@ -106,9 +109,10 @@ export class SessionStore implements SessionStoreContract {
     this.#writes = writes;
     this.#migration = migration;
     this.#readOnly = readOnly;
+    this.#cjkIndex = new CjkSideIndex(() => this.#ctx.conn, readOnly === undefined ? cjk : undefined);
     this.#ctx =
       readOnly === undefined
-        ? { conn, writes, path: conn.path, now: clock }
+        ? { conn, writes, path: conn.path, now: clock, cjkIndex: this.#cjkIndex }
         : readOnlyContext(readOnly, writes, clock);
     shared?.register("appendMessage", messages.sharedAppends(this.#ctx));
   }
@@ -439,10 +443,19 @@ export class SessionStore implements SessionStoreContract {
 
   // Lifecycle -------------------------------------------------------------------------------
 
-  /** Counters of the write path and the current WAL size (`backend: "sqlite"`). */
+  /**
+   * Counters of the write path, the current WAL size and the side indexes' state
+   * (`backend: "sqlite"`).
+   */
   stats(): SqliteStoreStats {
     const walBytes = this.#closed ? 0 : walSize(this.#conn.path);
-    return { backend: "sqlite", ...this.#writes.stats, walBytes };
+    try {
+      if (!this.#closed) this.#readOnly?.file.refresh();
+    } catch {
+      // The side index then reports what it saw last (stats() never fails).
+    }
+    const cjk = this.#cjkIndex.status();
+    return { backend: "sqlite", ...this.#writes.stats, walBytes, sideIndexes: { cjk } };
   }
 
   /**
@@ -451,6 +464,7 @@ export class SessionStore implements SessionStoreContract {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      await this.#cjkIndex.close();
       if (this.#readOnly !== undefined) {
         this.#readOnly.file.close();
         return;

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { cjkBuildSettled } from "./helpers/cjk-build-settled.js";
 import { copyOfSample, tempDir } from "./helpers/temp-dir.js";
 
 // The short-CJK index (ours) must stay exact while other writers — the reference, which knows
@@ -130,6 +131,8 @@ describe("short-CJK index: other writers", () => {
     store = await open(path);
     expect(await ids(store, "消息")).toHaveLength(2500);
     expect((await store.searchMessages("消息", { limit: 1 }))[0]?.snippet).toBe("第4999条消息");
+    // A backlog this large is applied on the builder's thread while searches scan.
+    expect(await cjkBuildSettled(store)).toMatchObject({ state: "ready", lastError: null });
     const check = new Database(path, { readonly: true });
     expect(check.prepare("SELECT COUNT(*) AS n FROM hermes_search_queue").get()).toEqual({ n: 0 });
     check.close();
