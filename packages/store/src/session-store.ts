@@ -115,6 +115,7 @@ export class SessionStore implements SessionStoreContract {
         ? { conn, writes, path: conn.path, now: clock, cjkIndex: this.#cjkIndex }
         : readOnlyContext(readOnly, writes, clock);
     shared?.register("appendMessage", messages.sharedAppends(this.#ctx));
+    this.#cjkIndex.opened();
   }
 
   /** `{ kind: "sqlite", path, sqliteVersion }`. */

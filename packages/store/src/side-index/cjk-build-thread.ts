@@ -34,7 +34,10 @@ export class CjkBuildThread {
   #outcome: CjkBuildMessage | undefined;
 
   constructor(data: CjkBuildWorkerData, onEnd: (outcome: CjkBuildMessage) => void) {
-    this.#worker = new Worker(new URL("./cjk-build-worker.js", import.meta.url), { workerData: data });
+    this.#worker = new Worker(new URL("./cjk-build-worker.js", import.meta.url), {
+      workerData: data,
+      execArgv: workerExecArgv(process.execArgv),
+    });
     // The builder never keeps the process alive: an idle program may exit mid-build (it resumes).
     this.#worker.unref();
     this.#worker.on("message", (m: CjkBuildMessage) => {
@@ -66,4 +69,18 @@ export class CjkBuildThread {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * The process's Node options a worker can take: a program run with `node --input-type=module -e`
+ * passes options that only apply to its own entry (a worker refuses to start with them).
+ */
+export function workerExecArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--input-type") i++;
+    else if (!arg.startsWith("--input-type=")) out.push(arg);
+  }
+  return out;
 }

@@ -61,7 +61,11 @@ export class CjkSideIndex {
   constructor(db: () => SqlExecutor, settings?: CjkBuildSettings) {
     this.#db = db;
     this.#settings = settings;
-    if (settings?.mode === "eager" && probeCjkIndex(db()).work > 0) this.#start();
+  }
+
+  /** With `cjkIndex: "eager"`, starts the build when there is anything to do (the store calls this once open). */
+  opened(): void {
+    if (this.#settings?.mode === "eager" && probeCjkIndex(this.#db()).work > 0) this.#start();
   }
 
   /** Where the index stands (cheap; the last one seen once the store is closed). */
