@@ -15,7 +15,7 @@ export interface CjkIndexProbe {
   readonly status: Pick<SideIndexStatus, "state" | "indexedRows" | "totalRows" | "pendingChanges">;
   /**
    * Work left before a search may use it, in messages (ids to index or to cover with timestamp
-   * blocks, plus queued changes); 0 when it is current.
+   * blocks, plus queued changes, plus one to create or upgrade it); 0 exactly when it is current.
    */
   readonly work: number;
 }
@@ -30,7 +30,8 @@ export function probeCjkIndex(db: SqlExecutor): CjkIndexProbe {
   const lastId = db.get<{ hi: number | null }>("SELECT MAX(id) AS hi FROM messages")?.hi ?? 0;
   const presence = cjkIndexPresence(db);
   if (presence !== "present") {
-    // Absent, or damaged (some objects missing, re-created by the next build): all to do.
+    // Absent, or damaged (some objects missing, re-created by the next build): all to do,
+    // creating it included (so even an empty file has work: 1).
     return {
       status: {
         state: presence === "absent" ? "absent" : "building",
@@ -38,7 +39,7 @@ export function probeCjkIndex(db: SqlExecutor): CjkIndexProbe {
         totalRows: lastId,
         pendingChanges: 0,
       },
-      work: lastId,
+      work: lastId + 1,
     };
   }
   const queue = db.get<{ n: number | null }>(
@@ -52,7 +53,7 @@ export function probeCjkIndex(db: SqlExecutor): CjkIndexProbe {
     // upgrade covers every message again.
     return {
       status: { state: "building", indexedRows: 0, totalRows: lastId, pendingChanges },
-      work: lastId + pendingChanges,
+      work: lastId + 1 + pendingChanges,
     };
   }
   const postingsLeft = Math.max(0, backfill.end - backfill.next);
