@@ -40,8 +40,11 @@ export const TS_BLOCKS_CHUNK = 5_000;
 
 /** How {@link catchUpCjkIndex} paces its write transactions. */
 export interface CjkCatchUpOptions {
-  /** Messages (or queued changes) per write transaction (default {@link CJK_INDEX_CHUNK}). */
-  readonly chunk?: number;
+  /**
+   * Messages (or queued changes) per write transaction (default {@link CJK_INDEX_CHUNK}); a
+   * function is asked before each transaction (a size adapted to how long the last one took).
+   */
+  readonly chunk?: number | (() => number);
   /** Message ids per transaction of the timestamp-block fill (default {@link TS_BLOCKS_CHUNK}). */
   readonly tsChunk?: number;
   /**
@@ -64,7 +67,8 @@ export async function catchUpCjkIndex(
   onProgress?: (p: SearchIndexProgress) => void,
   o: CjkCatchUpOptions = {},
 ): Promise<void> {
-  const chunk = o.chunk ?? CJK_INDEX_CHUNK;
+  const size = o.chunk ?? CJK_INDEX_CHUNK;
+  const chunk = typeof size === "function" ? size : () => size;
   const tsChunk = o.tsChunk ?? TS_BLOCKS_CHUNK;
   const between = o.between ?? (async () => {});
   if (cjkIndexPresence(db) !== "present" || cjkIndexNeedsUpgrade(db)) {
@@ -76,7 +80,8 @@ export async function catchUpCjkIndex(
     let total = -1;
     for (;;) {
       await between();
-      const step = await transaction("search:backfill-cjk-index", () => backfillCjkChunk(db, chunk));
+      const n = chunk();
+      const step = await transaction("search:backfill-cjk-index", () => backfillCjkChunk(db, n));
       done += step.done;
       if (total < 0) total = done + step.remaining;
       onProgress?.({ index: CJK_INDEX_TABLE, done, total: Math.max(total, done) });
@@ -99,7 +104,8 @@ export async function catchUpCjkIndex(
   }
   while (cjkQueuePending(db)) {
     await between();
-    await transaction("search:catch-up-cjk-index", () => drainCjkQueue(db, chunk));
+    const n = chunk();
+    await transaction("search:catch-up-cjk-index", () => drainCjkQueue(db, n));
   }
 }
 

@@ -9,8 +9,8 @@ export interface CjkBuildWorkerData {
   readonly deadlineMs: number;
   /** Take turns with other writers through the file's writers' queue (the store's `fairWrites`). */
   readonly fairWrites: boolean;
-  /** Messages per write transaction. */
-  readonly chunk: number;
+  /** Time one write transaction should hold the lock, in ms (its size adapts to it). */
+  readonly targetMs: number;
   /** Pause between two transactions, in ms. */
   readonly pauseMs: number;
 }
@@ -34,10 +34,7 @@ export class CjkBuildThread {
   #outcome: CjkBuildMessage | undefined;
 
   constructor(data: CjkBuildWorkerData, onEnd: (outcome: CjkBuildMessage) => void) {
-    this.#worker = new Worker(new URL("./cjk-build-worker.js", import.meta.url), {
-      workerData: data,
-      execArgv: workerExecArgv(process.execArgv),
-    });
+    this.#worker = startWorker(new URL("./cjk-build-worker.js", import.meta.url), data);
     // The builder never keeps the process alive: an idle program may exit mid-build (it resumes).
     this.#worker.unref();
     this.#worker.on("message", (m: CjkBuildMessage) => {
@@ -68,6 +65,20 @@ export class CjkBuildThread {
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+/**
+ * A worker with the process's Node options (module conditions, loaders) where it can take them;
+ * options a worker refuses at once (V8 heap limits such as `--max-old-space-size`) leave it
+ * with none.
+ */
+function startWorker(url: URL, data: CjkBuildWorkerData): Worker {
+  try {
+    return new Worker(url, { workerData: data, execArgv: workerExecArgv(process.execArgv) });
+  } catch (error) {
+    if ((error as { code?: string }).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw error;
+    return new Worker(url, { workerData: data, execArgv: [] });
   }
 }
 

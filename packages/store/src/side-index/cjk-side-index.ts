@@ -27,8 +27,8 @@ export interface CjkBuildSettings {
  * (figures in docs/design/cjk-side-index.md), so an inline catch-up stays near 25 ms.
  */
 export const CJK_INLINE_MAX = 256;
-/** Messages per write transaction on the builder's thread (about 25–50 ms of lock). */
-export const CJK_BUILD_CHUNK = 500;
+/** How long one of the builder's write transactions holds the lock, in ms (its size adapts). */
+export const CJK_BUILD_TARGET_MS = 10;
 /** Pause between two of the builder's transactions, in ms, so other writers get the lock. */
 export const CJK_BUILD_PAUSE_MS = 2;
 
@@ -127,7 +127,7 @@ export class CjkSideIndex {
         pragmas: s.pragmas,
         deadlineMs: s.deadlineMs,
         fairWrites: s.fairWrites,
-        chunk: CJK_BUILD_CHUNK,
+        targetMs: CJK_BUILD_TARGET_MS,
         pauseMs: CJK_BUILD_PAUSE_MS,
       },
       (outcome: CjkBuildMessage) => {
