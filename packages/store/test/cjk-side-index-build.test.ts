@@ -9,6 +9,7 @@ import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cjkBuildSettled } from "./helpers/cjk-build-settled.js";
+import { searchHitIds as ids } from "./helpers/search-hit-ids.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 // The short-CJK index of a big file is built on a worker thread: searches meanwhile scan and
@@ -63,16 +64,6 @@ async function open(path: string, o: { readOnly?: boolean; cjkIndex?: "lazy" | "
 }
 
 const cjkOf = (store: SessionStore) => (store.stats() as SqliteStoreStats).sideIndexes.cjk;
-
-/** Every hit's id, all pages, ascending. */
-async function ids(store: SessionStore, q: string): Promise<number[]> {
-  const out: number[] = [];
-  for (let offset = 0; ; offset += 1000) {
-    const page = await store.searchMessages(q, { limit: 1000, offset });
-    out.push(...page.map((h) => h.id));
-    if (page.length < 1000) return out.sort((a, b) => a - b);
-  }
-}
 
 /** The reference's LIKE scan over the file, ids ascending. */
 function likeIds(path: string, term: string): number[] {

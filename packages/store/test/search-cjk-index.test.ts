@@ -4,6 +4,7 @@ import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { cjkBuildSettled } from "./helpers/cjk-build-settled.js";
+import { searchHitIds as ids } from "./helpers/search-hit-ids.js";
 import { copyOfSample, tempDir } from "./helpers/temp-dir.js";
 
 // The short-CJK index (ours) must stay exact while other writers — the reference, which knows
@@ -17,15 +18,6 @@ async function open(path = join(tempDir(), "state.db"), clock?: () => number): P
   const store = await openSessionStore({ path, ...(clock ? { clock } : {}) });
   opened.push(store);
   return store;
-}
-/** Every hit's id, all pages, ascending. */
-async function ids(store: SessionStore, q: string): Promise<number[]> {
-  const out: number[] = [];
-  for (let offset = 0; ; offset += 1000) {
-    const page = await store.searchMessages(q, { limit: 1000, offset });
-    out.push(...page.map((h) => h.id));
-    if (page.length < 1000) return out.sort((a, b) => a - b);
-  }
 }
 
 /** The reference's own statements, run in a child process with plain better-sqlite3. */
