@@ -235,6 +235,28 @@ describe("short-CJK index: the build on a worker thread", () => {
   });
 });
 
+describe("short-CJK index: a build that fails", () => {
+  it("a build that cannot get the lock stops with lastError, is not retried at once, and searches still scan", async () => {
+    const path = copyOfSeed();
+    const store = await openSessionStore({ path, writeDeadlineMs: 200 });
+    opened.push(store);
+    const blocker = new Database(path);
+    blocker.exec("BEGIN IMMEDIATE");
+    try {
+      expect(await ids(store, "桂林")).toEqual(likeIds(path, "桂林"));
+      const failed = await cjkBuildSettled(store);
+      expect(failed).toMatchObject({ state: "absent", active: false });
+      expect(failed.lastError).toMatch(/stayed locked by another connection/);
+      expect(await ids(store, "桂林")).toEqual(likeIds(path, "桂林"));
+      expect(cjkOf(store)).toMatchObject({ active: false, lastError: failed.lastError });
+    } finally {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    }
+    expect(backfillOf(path)).toBeNull();
+  });
+});
+
 describe("short-CJK index: who builds it", () => {
   it("a read-only store reports the state and never builds: it scans", async () => {
     const path = copyOfSeed();

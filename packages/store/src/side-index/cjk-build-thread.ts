@@ -51,11 +51,6 @@ export class CjkBuildThread {
     });
   }
 
-  /** Resolves when the thread has ended. */
-  get ended(): Promise<void> {
-    return this.#ended;
-  }
-
   /** Asks the thread to stop between two transactions; resolves once it has ended. */
   async stop(): Promise<void> {
     this.#worker.postMessage("stop");

@@ -31,6 +31,8 @@ export const CJK_INLINE_MAX = 256;
 export const CJK_BUILD_TARGET_MS = 10;
 /** Pause between two of the builder's transactions, in ms, so other writers get the lock. */
 export const CJK_BUILD_PAUSE_MS = 2;
+/** After a failed build, the next one starts no sooner than this, in ms (searches scan meanwhile). */
+export const CJK_BUILD_RETRY_MS = 10_000;
 
 /** What a store closed before anyone asked reports. */
 const CLOSED_UNKNOWN: SideIndexStatus = Object.freeze({
@@ -54,6 +56,8 @@ export class CjkSideIndex {
   readonly #settings: CjkBuildSettings | undefined;
   #thread: CjkBuildThread | undefined;
   #lastError: string | null = null;
+  /** No new build before this time (`performance.now()`), after a failed one. */
+  #retryAt = 0;
   #last: SideIndexStatus | undefined;
   #closed = false;
 
@@ -108,19 +112,11 @@ export class CjkSideIndex {
     return true;
   }
 
-  /** Whether a build runs now. */
-  get building(): boolean {
-    return this.#thread !== undefined;
-  }
-
-  /** Resolves when the running build (if any) has ended. */
-  async whenIdle(): Promise<void> {
-    await this.#thread?.ended;
-  }
-
   #start(): void {
     const s = this.#settings;
     if (s === undefined || this.#thread !== undefined || this.#closed) return;
+    // A build that failed (disk full, lock held past the deadline) is not retried at once.
+    if (performance.now() < this.#retryAt) return;
     const thread = new CjkBuildThread(
       {
         path: s.path,
@@ -133,7 +129,10 @@ export class CjkSideIndex {
       (outcome: CjkBuildMessage) => {
         if (this.#thread === thread) this.#thread = undefined;
         if (outcome.kind === "done") this.#lastError = null;
-        if (outcome.kind === "failed") this.#lastError = outcome.message;
+        if (outcome.kind === "failed") {
+          this.#lastError = outcome.message;
+          this.#retryAt = performance.now() + CJK_BUILD_RETRY_MS;
+        }
       },
     );
     this.#thread = thread;
@@ -141,13 +140,7 @@ export class CjkSideIndex {
 
   /** Stops a running build after its current transaction (its work is kept); idempotent. */
   async close(): Promise<void> {
-    if (!this.#closed) {
-      try {
-        this.status();
-      } catch {
-        // The last status stays what it was.
-      }
-    }
+    if (!this.#closed) this.status();
     this.#closed = true;
     await this.#thread?.stop();
     if (this.#last !== undefined) this.#last = { ...this.#last, active: false, lastError: this.#lastError };
