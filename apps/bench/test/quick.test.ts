@@ -17,6 +17,7 @@ const SCENARIOS = [
   "change-feed",
   "search",
   "cjk-build",
+  "reads",
   "export",
   "fork",
   "migrate",

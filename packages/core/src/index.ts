@@ -50,6 +50,7 @@ export {
 export { isPythonWhitespace, stripPythonWhitespace } from "./conversation/python-whitespace.js";
 export { sanitizeContext } from "./conversation/sanitize-context.js";
 export {
+  AbortedError,
   BackendError,
   HermesStoreError,
   type HermesStoreErrorCode,
@@ -179,8 +180,10 @@ export {
   nonNegativeInt,
   optionalBoolean,
   optionalNumber,
+  optionalSignal,
   optionalString,
   optionalStringArray,
   optionsObject,
   requireId,
+  throwIfAborted,
 } from "./validation/arguments.js";

@@ -3,6 +3,7 @@
 // A read-only open, a newer agent's file and a file this process cannot write take the read-only
 // path instead (open-read-only-store.ts), before anything could write.
 import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import {
   BackendError,
   HermesStoreError,
@@ -34,6 +35,7 @@ import {
   type ReadOnlyCause,
   writeBlocker,
 } from "./open-read-only-store.js";
+import { ReadPool } from "./read-pool/read-pool.js";
 import { SessionStore, walSize } from "./session-store.js";
 import type { CjkIndexMode } from "./side-index/cjk-side-index.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
@@ -135,6 +137,15 @@ export interface OpenSessionStoreOptions {
    * such a SQLite is refused with `UNSUPPORTED_SQLITE`.
    */
   allowUnsupportedSqlite?: boolean;
+  /**
+   * Worker threads that run this store's reads (searches, listings, messages, exports and
+   * iterators, counts, stats, lineage), each with its own read-only connection to the file, so
+   * that a long query never blocks this thread (default `min(availableParallelism(), 4)`).
+   * Workers start on demand (the first once reads here took 20 ms in all); until one is ready,
+   * reads run on this thread. `0`: every
+   * read runs on this thread. Read-only stores always read on this thread. See the README.
+   */
+  readers?: number;
   /** Clock in Unix epoch seconds; for tests. */
   clock?: () => number;
 }
@@ -148,6 +159,15 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
     throw new InvalidArgumentError(name, `${name} must be a positive integer`);
+  }
+  return value;
+}
+
+/** The `readers` option: a non-negative integer, default `min(availableParallelism(), 4)`. */
+function readersOption(value: number | undefined): number {
+  if (value === undefined) return Math.min(availableParallelism(), 4);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 64) {
+    throw new InvalidArgumentError("readers", "readers must be an integer from 0 to 64");
   }
   return value;
 }
@@ -199,6 +219,7 @@ export async function openSessionStore(
   if (!CJK_INDEX_MODES.includes(cjkIndex)) {
     throw new InvalidArgumentError("cjkIndex", 'cjkIndex must be "lazy", "eager" or "off"');
   }
+  const readers = readersOption(options.readers);
   refuseSymlinks(path);
   if (options.readOnly === true) {
     if (!(await preflightDatabaseFile(path))) {
@@ -317,6 +338,7 @@ export async function openSessionStore(
       turns,
       shared,
       undefined,
+      readers === 0 ? undefined : new ReadPool(path, readers),
       { path, pragmas, deadlineMs, fairWrites: options.fairWrites !== false, mode: cjkIndex },
     );
   } catch (error) {

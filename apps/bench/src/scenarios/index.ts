@@ -9,6 +9,7 @@ import { groupCommitScenario } from "./group-commit.js";
 import { listScenario } from "./list.js";
 import { migrateScenario } from "./migrate.js";
 import { postgresScenario } from "./postgres.js";
+import { readsScenario } from "./reads.js";
 import { resumeScenario } from "./resume.js";
 import { searchScenario } from "./search.js";
 import { webScenario } from "./web.js";
@@ -23,6 +24,7 @@ export const SCENARIOS: readonly Scenario[] = [
   changeFeedScenario,
   searchScenario,
   cjkBuildScenario,
+  readsScenario,
   exportScenario,
   forkScenario,
   migrateScenario,
