@@ -370,7 +370,13 @@ export class SessionStore implements SessionStoreContract {
     const { signal, rest } = withoutSignal(o);
     this.#use();
     throwIfAborted(signal);
-    if (this.#pool !== undefined && !searchInThread(query)) {
+    // Short CJK terms run here, where the index is brought up to date, unless the index cannot
+    // serve them yet (being built): that scan is a read like any other.
+    if (
+      this.#pool !== undefined &&
+      (!searchInThread(query) ||
+        (await this.#cjkIndex.scanInWorker(query, (l, fn) => this.#writes.run(l, fn))))
+    ) {
       const pooled = await this.#viaPool<SearchHit[]>("searchMessages", [query, rest], signal);
       if (pooled !== undefined) return pooled.value;
     }

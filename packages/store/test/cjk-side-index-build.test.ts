@@ -57,7 +57,10 @@ function copyOfSeed(): string {
   return path;
 }
 
-async function open(path: string, o: { readOnly?: boolean; cjkIndex?: "lazy" | "eager" | "off" } = {}) {
+async function open(
+  path: string,
+  o: { readOnly?: boolean; cjkIndex?: "lazy" | "eager" | "off"; readers?: number } = {},
+) {
   const store = await openSessionStore({ path, ...o });
   opened.push(store);
   return store;
@@ -156,6 +159,26 @@ describe("short-CJK index: the build on a worker thread", () => {
       (await store.searchMessages("桂林", { limit: 5 })).map((h) => ({ id: h.id, snippet: h.snippet })),
     ).toEqual(firstPage);
     expect((await store.verifySearchIndex()).indexes[2]).toMatchObject({ status: "ok", pending: 0 });
+  });
+
+  it("with read workers, the scans during the build give the same hits as the index after it", async () => {
+    const path = copyOfSeed();
+    const store = await open(path, { readers: 2 });
+    const blocker = new Database(path);
+    blocker.exec("BEGIN IMMEDIATE");
+    const during: number[][] = [];
+    try {
+      // Several rounds: the pool's workers start once reads have taken a while in-thread.
+      for (let i = 0; i < 5; i++) during.push(await ids(store, "桂林"), await ids(store, "林"));
+      expect(cjkOf(store)).toMatchObject({ state: "building", active: true });
+    } finally {
+      blocker.exec("ROLLBACK");
+      blocker.close();
+    }
+    expect(await cjkBuildSettled(store)).toMatchObject({ state: "ready", indexedRows: MESSAGES });
+    const after = [await ids(store, "桂林"), await ids(store, "林")];
+    for (let i = 0; i < during.length; i++) expect(during[i]).toEqual(after[i % 2]);
+    expect(after[0]).toEqual(likeIds(path, "桂林"));
   });
 
   it("the store's own writes and another process's go on while it builds; the index ends exact", async () => {

@@ -1,6 +1,6 @@
 import type { SideIndexStatus } from "@hermes/core";
 import type { SqlExecutor, TransactionRunner } from "@hermes/schema";
-import { catchUpCjkIndex } from "@hermes/search";
+import { catchUpCjkIndex, planSearchWithinLimits } from "@hermes/search";
 import type { ConnectionPragmas } from "../database-connection.js";
 import { type CjkBuildMessage, CjkBuildThread } from "./cjk-build-thread.js";
 import { type CjkIndexProbe, probeCjkIndex } from "./cjk-index-probe.js";
@@ -112,6 +112,21 @@ export class CjkSideIndex {
     return true;
   }
 
+  /**
+   * For a store with read workers: whether a search of `query` is a scan a worker can run,
+   * because it has short CJK terms the index cannot serve now (a build runs, or starts here). A
+   * small backlog is applied here first, as by {@link prepare}; an error leaves the decision to
+   * the search on this thread (which reports it or scans).
+   */
+  async scanInWorker(query: string, transaction: TransactionRunner): Promise<boolean> {
+    if (!usesShortCjkIndex(query)) return false;
+    try {
+      return !(await this.prepare(transaction));
+    } catch {
+      return false;
+    }
+  }
+
   #start(): void {
     const s = this.#settings;
     if (s === undefined || this.#thread !== undefined || this.#closed) return;
@@ -144,5 +159,15 @@ export class CjkSideIndex {
     this.#closed = true;
     await this.#thread?.stop();
     if (this.#last !== undefined) this.#last = { ...this.#last, active: false, lastError: this.#lastError };
+  }
+}
+
+/** Whether `query` has one- or two-character CJK terms (served by the index); `false` when invalid. */
+function usesShortCjkIndex(query: string): boolean {
+  try {
+    const plan = planSearchWithinLimits(query);
+    return plan.kind === "substring" && plan.usesCjkIndex;
+  } catch {
+    return false;
   }
 }
