@@ -67,6 +67,7 @@ import * as watch from "./operations/watch-changes.js";
 import * as portable from "./portable/store-methods.js";
 import { type ReadPool, WARM_AFTER_MS } from "./read-pool/read-pool.js";
 import { isCloneError, searchInThread, withoutSignal } from "./read-pool/read-routing.js";
+import { type CjkBuildSettings, CjkSideIndex } from "./side-index/cjk-side-index.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { StoreContext } from "./store-context.js";
 import type { HandoffQueue } from "./write/handoff-queue.js";
@@ -91,6 +92,7 @@ export class SessionStore implements SessionStoreContract {
   readonly #migration: MigrationReport;
   readonly #backend: SqliteBackendInfo;
   readonly #readOnly: ReadOnlyStoreState | undefined;
+  readonly #cjkIndex: CjkSideIndex;
   readonly #pool: ReadPool | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -106,6 +108,7 @@ export class SessionStore implements SessionStoreContract {
     shared?: SharedCommits,
     readOnly?: ReadOnlyStoreState,
     pool?: ReadPool,
+    cjk?: CjkBuildSettings,
   ) {
     this.#conn = conn;
     this.#backend = Object.freeze({ kind: "sqlite", path: conn.path, sqliteVersion });
@@ -113,12 +116,14 @@ export class SessionStore implements SessionStoreContract {
     this.#writes = writes;
     this.#migration = migration;
     this.#readOnly = readOnly;
+    this.#cjkIndex = new CjkSideIndex(() => this.#ctx.conn, readOnly === undefined ? cjk : undefined);
     this.#pool = pool;
     this.#ctx =
       readOnly === undefined
-        ? { conn, writes, path: conn.path, now: clock }
+        ? { conn, writes, path: conn.path, now: clock, cjkIndex: this.#cjkIndex }
         : readOnlyContext(readOnly, writes, clock);
     shared?.register("appendMessage", messages.sharedAppends(this.#ctx));
+    this.#cjkIndex.opened();
   }
 
   /** `{ kind: "sqlite", path, sqliteVersion }`. */
@@ -365,7 +370,15 @@ export class SessionStore implements SessionStoreContract {
     const { signal, rest } = withoutSignal(o);
     this.#use();
     throwIfAborted(signal);
-    if (this.#pool !== undefined && (this.readOnly || !searchInThread(query))) {
+    // Short CJK terms run here, where the index is brought up to date, unless the store is
+    // read-only (it never updates the index) or the index cannot serve them yet (being built):
+    // that scan is a read like any other.
+    if (
+      this.#pool !== undefined &&
+      (this.readOnly ||
+        !searchInThread(query) ||
+        (await this.#cjkIndex.scanInWorker(query, (l, fn) => this.#writes.run(l, fn))))
+    ) {
       const pooled = await this.#viaPool<SearchHit[]>("searchMessages", [query, rest], signal);
       if (pooled !== undefined) return pooled.value;
     }
@@ -553,10 +566,19 @@ export class SessionStore implements SessionStoreContract {
 
   // Lifecycle -------------------------------------------------------------------------------
 
-  /** Counters of the write path and the current WAL size (`backend: "sqlite"`). */
+  /**
+   * Counters of the write path, the current WAL size and the side indexes' state
+   * (`backend: "sqlite"`).
+   */
   stats(): SqliteStoreStats {
     const walBytes = this.#closed ? 0 : walSize(this.#conn.path);
-    return { backend: "sqlite", ...this.#writes.stats, walBytes };
+    try {
+      if (!this.#closed) this.#readOnly?.file.refresh();
+    } catch {
+      // The side index then reports what it saw last (stats() never fails).
+    }
+    const cjk = this.#cjkIndex.status();
+    return { backend: "sqlite", ...this.#writes.stats, walBytes, sideIndexes: { cjk } };
   }
 
   /**
@@ -565,6 +587,7 @@ export class SessionStore implements SessionStoreContract {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      await this.#cjkIndex.close();
       // Workers first: their read snapshots would hold the closing checkpoint back.
       await this.#pool?.close();
       if (this.#readOnly !== undefined) {
