@@ -16,6 +16,8 @@ const SCENARIOS = [
   "list",
   "change-feed",
   "search",
+  "cjk-build",
+  "reads",
   "export",
   "fork",
   "migrate",

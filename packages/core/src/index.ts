@@ -50,6 +50,7 @@ export {
 export { isPythonWhitespace, stripPythonWhitespace } from "./conversation/python-whitespace.js";
 export { sanitizeContext } from "./conversation/sanitize-context.js";
 export {
+  AbortedError,
   BackendError,
   HermesStoreError,
   type HermesStoreErrorCode,
@@ -157,6 +158,7 @@ export type { StoreChange, WatchChangesOptions } from "./store-change.js";
 export type {
   CustomStoreStats,
   PostgresStoreStats,
+  SideIndexStatus,
   SqliteStoreStats,
   StoreStats,
   WriteCounters,
@@ -178,8 +180,10 @@ export {
   nonNegativeInt,
   optionalBoolean,
   optionalNumber,
+  optionalSignal,
   optionalString,
   optionalStringArray,
   optionsObject,
   requireId,
+  throwIfAborted,
 } from "./validation/arguments.js";

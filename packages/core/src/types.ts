@@ -100,6 +100,12 @@ export interface SearchMessagesOptions {
   includeArchived?: boolean;
   /** A newer agent's file: also search sessions it flags hidden (left out by default, as the listings do). */
   includeHidden?: boolean;
+  /**
+   * Aborts the call: it rejects with `ABORTED` (`AbortedError`). The SQLite
+   * store checks it before starting, and ends the read worker running the query when it aborts
+   * mid-query (the rejection follows within milliseconds); a backend may only check it between steps.
+   */
+  signal?: AbortSignal;
 }
 
 /** One message of a hit's context. */

@@ -3,6 +3,7 @@
 // A read-only open, a newer agent's file and a file this process cannot write take the read-only
 // path instead (open-read-only-store.ts), before anything could write.
 import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import {
   BackendError,
   HermesStoreError,
@@ -34,7 +35,9 @@ import {
   type ReadOnlyCause,
   writeBlocker,
 } from "./open-read-only-store.js";
+import { ReadPool } from "./read-pool/read-pool.js";
 import { SessionStore, walSize } from "./session-store.js";
+import type { CjkIndexMode } from "./side-index/cjk-side-index.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
 import { HandoffQueue } from "./write/handoff-queue.js";
@@ -114,6 +117,13 @@ export interface OpenSessionStoreOptions {
    * `false`: each process commits its own writes.
    */
   shareCommits?: boolean;
+  /**
+   * When to build the short-CJK side index (one- and two-character CJK terms), which is built on
+   * a worker thread while searches scan: `lazy` (default) on the first such search, `eager` as
+   * soon as the store opens, `off` never (an index already current in the file is still used).
+   * Its state is `stats().sideIndexes.cjk`. A read-only store never builds it.
+   */
+  cjkIndex?: CjkIndexMode;
   /** Progress of a long upgrade (an old file's search index backfill). */
   onMigrationProgress?: (progress: MigrationProgress) => void;
   /**
@@ -127,11 +137,22 @@ export interface OpenSessionStoreOptions {
    * such a SQLite is refused with `UNSUPPORTED_SQLITE`.
    */
   allowUnsupportedSqlite?: boolean;
+  /**
+   * Worker threads that run this store's reads (searches, listings, messages, exports and
+   * iterators, counts, stats, lineage), each with its own read-only connection to the file, so
+   * that a long query never blocks this thread (default `min(availableParallelism(), 4)`).
+   * Workers start on demand (the first once reads here took 20 ms in all); until one is ready,
+   * reads run on this thread. `0`: every
+   * read runs on this thread. A read-only store has workers when SQLite shares the file with it
+   * (`access.readOnlyAccess` `shared`), and reads on this thread from a snapshot. See the README.
+   */
+  readers?: number;
   /** Clock in Unix epoch seconds; for tests. */
   clock?: () => number;
 }
 
 const MIGRATION_CHAIN = composeChain(coreSchema, searchSchema);
+const CJK_INDEX_MODES: readonly unknown[] = ["lazy", "eager", "off"];
 const DEFAULT_MIGRATION_DEADLINE_MS = 600_000;
 
 /** An optional positive integer option, or `INVALID_ARGUMENT`. */
@@ -139,6 +160,15 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
     throw new InvalidArgumentError(name, `${name} must be a positive integer`);
+  }
+  return value;
+}
+
+/** The `readers` option: a non-negative integer, default `min(availableParallelism(), 4)`. */
+function readersOption(value: number | undefined): number {
+  if (value === undefined) return Math.min(availableParallelism(), 4);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 64) {
+    throw new InvalidArgumentError("readers", "readers must be an integer from 0 to 64");
   }
   return value;
 }
@@ -186,6 +216,11 @@ export async function openSessionStore(
     throw new InvalidArgumentError("readOnly", "readOnly must be a boolean");
   }
   positiveInteger("readOnlySnapshotMaxBytes", options.readOnlySnapshotMaxBytes, 1);
+  const cjkIndex = options.cjkIndex ?? "lazy";
+  if (!CJK_INDEX_MODES.includes(cjkIndex)) {
+    throw new InvalidArgumentError("cjkIndex", 'cjkIndex must be "lazy", "eager" or "off"');
+  }
+  const readers = readersOption(options.readers);
   refuseSymlinks(path);
   if (options.readOnly === true) {
     if (!(await preflightDatabaseFile(path))) {
@@ -303,6 +338,9 @@ export async function openSessionStore(
       sqliteVersion,
       turns,
       shared,
+      undefined,
+      readers === 0 ? undefined : new ReadPool(path, readers),
+      { path, pragmas, deadlineMs, fairWrites: options.fairWrites !== false, mode: cjkIndex },
     );
   } catch (error) {
     turns?.close();
@@ -320,7 +358,20 @@ function openReadOnlyStore(
   const { state, writes, report } = openReadOnlyParts(path, cause, options);
   const clock = options.clock ?? (() => Date.now() / 1000);
   const sqliteVersion = String(state.file.conn.db.prepare("SELECT sqlite_version() AS v").pluck().get());
-  return new SessionStore(state.file.conn, writes, report, clock, sqliteVersion, undefined, undefined, state);
+  // Workers read the same file the same way when SQLite shares it (not an in-memory snapshot).
+  const readers = readersOption(options.readers);
+  const pool = readers > 0 && state.file.access === "shared" ? new ReadPool(path, readers) : undefined;
+  return new SessionStore(
+    state.file.conn,
+    writes,
+    report,
+    clock,
+    sqliteVersion,
+    undefined,
+    undefined,
+    state,
+    pool,
+  );
 }
 
 /** Refuses a SQLite older than {@link MIN_SQLITE_VERSION} unless allowed. */

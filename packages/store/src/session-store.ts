@@ -9,6 +9,7 @@ import type {
   ConversationWindowOptions,
   CreateSessionInput,
   EnsureSessionInput,
+  ExportEvent,
   ExportReport,
   ExportStreamOptions,
   ForkSessionOptions,
@@ -43,8 +44,9 @@ import type {
   UsageStatsRow,
   WatchChangesOptions,
 } from "@hermes/core";
-import { exportFilter, StoreClosedError } from "@hermes/core";
+import { exportFilter, StoreClosedError, throwIfAborted } from "@hermes/core";
 import type { MigrationReport } from "@hermes/schema";
+import { abortable } from "./abortable-iterable.js";
 import type { DatabaseConnection } from "./database-connection.js";
 import type { FileProfile } from "./file-profile.js";
 import {
@@ -63,6 +65,9 @@ import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import * as watch from "./operations/watch-changes.js";
 import * as portable from "./portable/store-methods.js";
+import { type ReadPool, WARM_AFTER_MS } from "./read-pool/read-pool.js";
+import { isCloneError, searchInThread, withoutSignal } from "./read-pool/read-routing.js";
+import { type CjkBuildSettings, CjkSideIndex } from "./side-index/cjk-side-index.js";
 import { mapSqliteError } from "./sqlite-errors.js";
 import type { StoreContext } from "./store-context.js";
 import type { HandoffQueue } from "./write/handoff-queue.js";
@@ -76,7 +81,8 @@ import type { WriteQueue } from "./write/write-queue.js";
  * `migration`, `access` and `fileProfile` are its own.
  *
  * Every method is async. Writes go through one queue of `BEGIN IMMEDIATE … COMMIT` units that
- * wait for other processes' locks on timers, never in SQLite's blocking busy handler.
+ * wait for other processes' locks on timers, never in SQLite's blocking busy handler. Reads run
+ * in the read pool's worker threads when the store has one (`readers`), else on this thread.
  */
 export class SessionStore implements SessionStoreContract {
   readonly #conn: DatabaseConnection;
@@ -86,6 +92,8 @@ export class SessionStore implements SessionStoreContract {
   readonly #migration: MigrationReport;
   readonly #backend: SqliteBackendInfo;
   readonly #readOnly: ReadOnlyStoreState | undefined;
+  readonly #cjkIndex: CjkSideIndex;
+  readonly #pool: ReadPool | undefined;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -99,6 +107,8 @@ export class SessionStore implements SessionStoreContract {
     turns?: HandoffQueue,
     shared?: SharedCommits,
     readOnly?: ReadOnlyStoreState,
+    pool?: ReadPool,
+    cjk?: CjkBuildSettings,
   ) {
     this.#conn = conn;
     this.#backend = Object.freeze({ kind: "sqlite", path: conn.path, sqliteVersion });
@@ -106,11 +116,14 @@ export class SessionStore implements SessionStoreContract {
     this.#writes = writes;
     this.#migration = migration;
     this.#readOnly = readOnly;
+    this.#cjkIndex = new CjkSideIndex(() => this.#ctx.conn, readOnly === undefined ? cjk : undefined);
+    this.#pool = pool;
     this.#ctx =
       readOnly === undefined
-        ? { conn, writes, path: conn.path, now: clock }
+        ? { conn, writes, path: conn.path, now: clock, cjkIndex: this.#cjkIndex }
         : readOnlyContext(readOnly, writes, clock);
     shared?.register("appendMessage", messages.sharedAppends(this.#ctx));
+    this.#cjkIndex.opened();
   }
 
   /** `{ kind: "sqlite", path, sqliteVersion }`. */
@@ -171,15 +184,66 @@ export class SessionStore implements SessionStoreContract {
     return ctx;
   }
 
-  async #read<T>(fn: (ctx: StoreContext) => T): Promise<T> {
+  /** @internal The read pool (`undefined` with `readers: 0` or read-only); tests warm it up. */
+  get readPool(): ReadPool | undefined {
+    return this.#pool;
+  }
+
+  /** The pool when a worker is ready to take a read now. */
+  #ready(): ReadPool | undefined {
+    return this.#pool?.available() ? this.#pool : undefined;
+  }
+
+  /** A stream that runs here for want of a ready worker: long enough to start one. */
+  #streamHere(): void {
+    this.#pool?.noteInThread(WARM_AFTER_MS);
+  }
+
+  /** `method(...args)` in a worker, or `undefined` when the read must run here (no worker ready yet). */
+  async #viaPool<T>(
+    method: string,
+    args: unknown[],
+    signal?: AbortSignal,
+  ): Promise<{ value: T } | undefined> {
+    const pool = this.#ready();
+    if (pool === undefined) return undefined;
+    try {
+      return { value: await pool.call<T>(method, args, signal) };
+    } catch (error) {
+      // Arguments that cannot cross threads: in-thread, the same call says what is wrong with them.
+      if (isCloneError(error)) return undefined;
+      this.#writes.noteError(error);
+      throw error;
+    }
+  }
+
+  /**
+   * Runs a read: in a worker as `method(...args)` when the pool has one ready, else `fn` here.
+   */
+  async #read<T>(
+    fn: (ctx: StoreContext) => T,
+    method?: string,
+    args?: unknown[],
+    signal?: AbortSignal,
+  ): Promise<T> {
     const ctx = this.#use();
+    throwIfAborted(signal);
+    if (method !== undefined && this.#pool !== undefined) {
+      const pooled = await this.#viaPool<T>(method, args ?? [], signal);
+      if (pooled !== undefined) return pooled.value;
+    }
+    const started = this.#pool === undefined ? 0 : performance.now();
     try {
       this.#readOnly?.file.refresh();
-      return fn(ctx);
+      const value = fn(ctx);
+      throwIfAborted(signal); // in-thread, a query cannot be interrupted: its answer is dropped
+      return value;
     } catch (error) {
       // A damaged file seen by a read stops every later write and checkpoint of this store.
       this.#writes.noteError(error);
       throw mapSqliteError(error, ctx.path);
+    } finally {
+      this.#pool?.noteInThread(performance.now() - started);
     }
   }
 
@@ -209,17 +273,17 @@ export class SessionStore implements SessionStoreContract {
     return sessions.updateTokenCounts(this.#write("updateTokenCounts"), id, u);
   }
   async getSession(id: string): Promise<SessionRow | null> {
-    return this.#read((ctx) => sessions.getSession(ctx, id));
+    return this.#read((ctx) => sessions.getSession(ctx, id), "getSession", [id]);
   }
   /** An exact id, else the id that uniquely starts with `idOrPrefix`, else `null`. */
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
-    return this.#read((ctx) => sessions.resolveSessionId(ctx, idOrPrefix));
+    return this.#read((ctx) => sessions.resolveSessionId(ctx, idOrPrefix), "resolveSessionId", [idOrPrefix]);
   }
   async sessionCount(o?: { source?: string }): Promise<number> {
-    return this.#read((ctx) => sessions.sessionCount(ctx, o));
+    return this.#read((ctx) => sessions.sessionCount(ctx, o), "sessionCount", [o]);
   }
   async messageCount(o?: { sessionId?: string }): Promise<number> {
-    return this.#read((ctx) => sessions.messageCount(ctx, o));
+    return this.#read((ctx) => sessions.messageCount(ctx, o), "messageCount", [o]);
   }
 
   // Listing and lineage -------------------------------------------------------------------
@@ -229,20 +293,20 @@ export class SessionStore implements SessionStoreContract {
    * are left out unless `includeArchived` / `includeHidden`.
    */
   async searchSessions(o?: SearchSessionsOptions): Promise<SessionWithLastActive[]> {
-    return this.#read((ctx) => listing.searchSessions(ctx, o));
+    return this.#read((ctx) => listing.searchSessions(ctx, o), "searchSessions", [o]);
   }
   /**
    * Sessions for a picker, newest first, with `last_active` and `preview`. On a newer agent's
    * file, archived and hidden sessions are left out unless `includeArchived` / `includeHidden`.
    */
   async listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]> {
-    return this.#read((ctx) => listing.listSessionsRich(ctx, o));
+    return this.#read((ctx) => listing.listSessionsRich(ctx, o), "listSessionsRich", [o]);
   }
   async getCompressionTip(id: string): Promise<string> {
-    return this.#read((ctx) => listing.getCompressionTip(ctx, id));
+    return this.#read((ctx) => listing.getCompressionTip(ctx, id), "getCompressionTip", [id]);
   }
   async resolveResumeSessionId(id: string): Promise<string> {
-    return this.#read((ctx) => listing.resolveResumeSessionId(ctx, id));
+    return this.#read((ctx) => listing.resolveResumeSessionId(ctx, id), "resolveResumeSessionId", [id]);
   }
 
   // Titles ----------------------------------------------------------------------------------
@@ -252,16 +316,18 @@ export class SessionStore implements SessionStoreContract {
     return titles.setSessionTitle(this.#write("setSessionTitle"), id, title);
   }
   async getSessionTitle(id: string): Promise<string | null> {
-    return this.#read((ctx) => titles.getSessionTitle(ctx, id));
+    return this.#read((ctx) => titles.getSessionTitle(ctx, id), "getSessionTitle", [id]);
   }
   async getSessionByTitle(title: string): Promise<SessionRow | null> {
-    return this.#read((ctx) => titles.getSessionByTitle(ctx, title));
+    return this.#read((ctx) => titles.getSessionByTitle(ctx, title), "getSessionByTitle", [title]);
   }
   async resolveSessionByTitle(title: string): Promise<string | null> {
-    return this.#read((ctx) => titles.resolveSessionByTitle(ctx, title));
+    return this.#read((ctx) => titles.resolveSessionByTitle(ctx, title), "resolveSessionByTitle", [title]);
   }
   async getNextTitleInLineage(baseTitle: string): Promise<string> {
-    return this.#read((ctx) => titles.getNextTitleInLineage(ctx, baseTitle));
+    return this.#read((ctx) => titles.getNextTitleInLineage(ctx, baseTitle), "getNextTitleInLineage", [
+      baseTitle,
+    ]);
   }
 
   // Messages --------------------------------------------------------------------------------
@@ -278,13 +344,17 @@ export class SessionStore implements SessionStoreContract {
     return messages.appendMessages(this.#write("appendMessages"), batch);
   }
   async getMessages(sessionId: string): Promise<MessageRow[]> {
-    return this.#read((ctx) => messages.getMessages(ctx, sessionId));
+    return this.#read((ctx) => messages.getMessages(ctx, sessionId), "getMessages", [sessionId]);
   }
   async getMessagesAsConversation(
     sessionId: string,
     o?: { includeAncestors?: boolean },
   ): Promise<ConversationMessage[]> {
-    return this.#read((ctx) => conversation.getMessagesAsConversation(ctx, sessionId, o));
+    return this.#read(
+      (ctx) => conversation.getMessagesAsConversation(ctx, sessionId, o),
+      "getMessagesAsConversation",
+      [sessionId, o],
+    );
   }
   async clearMessages(sessionId: string): Promise<void> {
     return messages.clearMessages(this.#write("clearMessages"), sessionId);
@@ -297,8 +367,27 @@ export class SessionStore implements SessionStoreContract {
    * (one- and two-character terms from an index of ours). See `@hermes/search`.
    */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
+    const { signal, rest } = withoutSignal(o);
+    this.#use();
+    throwIfAborted(signal);
+    // Short CJK terms run here, where the index is brought up to date, unless the store is
+    // read-only (it never updates the index) or the index cannot serve them yet (being built):
+    // that scan is a read like any other.
+    if (
+      this.#pool !== undefined &&
+      (this.readOnly ||
+        !searchInThread(query) ||
+        (await this.#cjkIndex.scanInWorker(query, (l, fn) => this.#writes.run(l, fn))))
+    ) {
+      const pooled = await this.#viaPool<SearchHit[]>("searchMessages", [query, rest], signal);
+      if (pooled !== undefined) return pooled.value;
+    }
+    const started = performance.now();
     try {
-      return await search.searchMessages(this.#fresh(), query, o);
+      const hits = await search.searchMessages(this.#fresh(), query, rest);
+      this.#pool?.noteInThread(performance.now() - started);
+      throwIfAborted(signal);
+      return hits;
     } catch (error) {
       this.#writes.noteError(error);
       throw error;
@@ -316,12 +405,12 @@ export class SessionStore implements SessionStoreContract {
   // Export, retention, metadata -----------------------------------------------------------
 
   async exportSession(id: string): Promise<SessionExport | null> {
-    return this.#read((ctx) => retention.exportSession(ctx, id));
+    return this.#read((ctx) => retention.exportSession(ctx, id), "exportSession", [id]);
   }
   async exportAll(o?: {
     source?: string;
   }): Promise<Array<SessionWithLastActive & { messages: MessageRow[] }>> {
-    return this.#read((ctx) => retention.exportAll(ctx, o));
+    return this.#read((ctx) => retention.exportAll(ctx, o), "exportAll", [o]);
   }
   async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
     return retention.deleteSession(this.#write("deleteSession"), id, o);
@@ -334,7 +423,7 @@ export class SessionStore implements SessionStoreContract {
     return retention.pruneSessions(this.#write("pruneSessions"), o);
   }
   async getMeta(key: string): Promise<string | null> {
-    return this.#read((ctx) => retention.getMeta(ctx, key));
+    return this.#read((ctx) => retention.getMeta(ctx, key), "getMeta", [key]);
   }
   async setMeta(key: string, value: string): Promise<void> {
     return retention.setMeta(this.#write("setMeta"), key, value);
@@ -354,15 +443,34 @@ export class SessionStore implements SessionStoreContract {
    */
   exportStream(o?: ExportStreamOptions): AsyncIterable<PortableSession> {
     const ctx = this.#fresh();
-    exportFilter(o);
-    return this.#guard(portable.exportStream(ctx, o));
+    const { signal, rest } = withoutSignal(o);
+    exportFilter(rest);
+    const pool = this.#ready();
+    const source = pool?.stream<PortableSession>("exportStream", [rest], signal);
+    if (source === undefined) this.#streamHere();
+    return this.#guard(abortable(source ?? portable.exportStream(ctx, rest), signal));
   }
   /** Writes the JSONL interchange format (header line, then one session per line) in constant memory. */
   async exportJsonl(destination: JsonlDestination, o?: ExportStreamOptions): Promise<ExportReport> {
-    return portable.exportJsonl(this.#fresh(), destination, o);
+    const ctx = this.#fresh();
+    const { signal, rest } = withoutSignal(o);
+    throwIfAborted(signal);
+    const pool = this.#ready();
+    if (pool === undefined) this.#streamHere();
+    return portable.exportJsonl(ctx, destination, rest, (filter) =>
+      abortable(
+        pool?.stream<ExportEvent>("exportEvents", [rest], signal) ?? portable.exportEvents(ctx, filter),
+        signal,
+      ),
+    );
   }
   /** A Markdown rendering of a session, or `null` for an unknown session. */
   async exportSessionMarkdown(id: string): Promise<string | null> {
+    if (this.#pool !== undefined) {
+      this.#use();
+      const pooled = await this.#viaPool<string | null>("exportSessionMarkdown", [id]);
+      if (pooled !== undefined) return pooled.value;
+    }
     return portable.exportSessionMarkdown(this.#fresh(), id);
   }
   /** Imports sessions from a JSONL file or an iterable; idempotent, parents before children. */
@@ -371,18 +479,31 @@ export class SessionStore implements SessionStoreContract {
   }
   /** A session's messages page by page (cursor `afterId`), in conversation order. */
   iterMessages(sessionId: string, o?: IterMessagesOptions): AsyncIterable<MessageRow> {
-    return this.#guard(portable.iterMessages(this.#fresh(), sessionId, o));
+    const ctx = this.#fresh();
+    const { signal, rest } = withoutSignal(o);
+    // Checked here, in the caller's stack, as in-thread (a worker would only say so at the first step).
+    const inThread = portable.iterMessages(ctx, sessionId, rest);
+    const pool = this.#ready();
+    const source = pool?.stream<MessageRow>("iterMessages", [sessionId, rest], signal);
+    if (source === undefined) this.#streamHere();
+    return this.#guard(abortable(source ?? inThread, signal));
   }
   /** The last messages of a session, bounded by count and tokens, without reading the rest. */
   async getConversationWindow(sessionId: string, o?: ConversationWindowOptions): Promise<ConversationWindow> {
-    return this.#read((ctx) => portable.getConversationWindow(ctx, sessionId, o));
+    return this.#read((ctx) => portable.getConversationWindow(ctx, sessionId, o), "getConversationWindow", [
+      sessionId,
+      o,
+    ]);
   }
   /** The conversation in the Anthropic Messages shape (`system` apart, tool blocks). */
   async getMessagesAsAnthropic(
     sessionId: string,
     o?: { includeAncestors?: boolean },
   ): Promise<AnthropicConversation> {
-    return this.#read((ctx) => portable.getMessagesAsAnthropic(ctx, sessionId, o));
+    return this.#read((ctx) => portable.getMessagesAsAnthropic(ctx, sessionId, o), "getMessagesAsAnthropic", [
+      sessionId,
+      o,
+    ]);
   }
   /** Forks a session inside the database (messages up to `atMessageId`); returns the new row. */
   async forkSession(id: string, o?: ForkSessionOptions): Promise<SessionRow> {
@@ -390,19 +511,25 @@ export class SessionStore implements SessionStoreContract {
   }
   /** Ancestors and descendants of a session with the kind of each link, or `null`. */
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
-    return this.#read((ctx) => portable.getLineage(ctx, id, o));
+    return this.#read((ctx) => portable.getLineage(ctx, id, o), "getLineage", [id, o]);
   }
   /** A page of sessions, most recently active chain first, with filters and a cursor to the next page. */
   async listSessionPage(o?: SessionPageOptions): Promise<SessionPage> {
-    return this.#read((ctx) => portable.listSessionPage(ctx, o));
+    return this.#read((ctx) => portable.listSessionPage(ctx, o), "listSessionPage", [o]);
   }
   /** A page of a session's messages: the first or last, around a message, or before/after one. */
   async getMessagePage(sessionId: string, o?: MessagePageOptions): Promise<MessagePage> {
-    return this.#read((ctx) => portable.getMessagePage(ctx, sessionId, o));
+    return this.#read((ctx) => portable.getMessagePage(ctx, sessionId, o), "getMessagePage", [sessionId, o]);
   }
   /** Sessions, messages, tokens and cost grouped by source, model or day. */
   async usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]> {
-    return this.#read((ctx) => portable.usageStats(ctx, o));
+    const { signal, rest } = withoutSignal(o);
+    return this.#read(
+      (ctx) => portable.usageStats(ctx, rest as UsageStatsOptions),
+      "usageStats",
+      [rest],
+      signal,
+    );
   }
 
   // Change feed ------------------------------------------------------------------------------
@@ -439,10 +566,19 @@ export class SessionStore implements SessionStoreContract {
 
   // Lifecycle -------------------------------------------------------------------------------
 
-  /** Counters of the write path and the current WAL size (`backend: "sqlite"`). */
+  /**
+   * Counters of the write path, the current WAL size and the side indexes' state
+   * (`backend: "sqlite"`).
+   */
   stats(): SqliteStoreStats {
     const walBytes = this.#closed ? 0 : walSize(this.#conn.path);
-    return { backend: "sqlite", ...this.#writes.stats, walBytes };
+    try {
+      if (!this.#closed) this.#readOnly?.file.refresh();
+    } catch {
+      // The side index then reports what it saw last (stats() never fails).
+    }
+    const cjk = this.#cjkIndex.status();
+    return { backend: "sqlite", ...this.#writes.stats, walBytes, sideIndexes: { cjk } };
   }
 
   /**
@@ -451,6 +587,9 @@ export class SessionStore implements SessionStoreContract {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      await this.#cjkIndex.close();
+      // Workers first: their read snapshots would hold the closing checkpoint back.
+      await this.#pool?.close();
       if (this.#readOnly !== undefined) {
         this.#readOnly.file.close();
         return;

@@ -1,6 +1,7 @@
 import type { Scenario } from "../scenario.js";
 import { appendScenario } from "./append.js";
 import { changeFeedScenario } from "./change-feed.js";
+import { cjkBuildScenario } from "./cjk-build.js";
 import { contentionScenario } from "./contention.js";
 import { exportScenario } from "./export.js";
 import { forkScenario } from "./fork.js";
@@ -8,6 +9,7 @@ import { groupCommitScenario } from "./group-commit.js";
 import { listScenario } from "./list.js";
 import { migrateScenario } from "./migrate.js";
 import { postgresScenario } from "./postgres.js";
+import { readsScenario } from "./reads.js";
 import { resumeScenario } from "./resume.js";
 import { searchScenario } from "./search.js";
 import { webScenario } from "./web.js";
@@ -21,6 +23,8 @@ export const SCENARIOS: readonly Scenario[] = [
   listScenario,
   changeFeedScenario,
   searchScenario,
+  cjkBuildScenario,
+  readsScenario,
   exportScenario,
   forkScenario,
   migrateScenario,

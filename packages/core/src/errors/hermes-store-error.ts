@@ -18,7 +18,7 @@
  *   and its code (a SQLite result code, a PostgreSQL SQLSTATE) is `BackendError.backendCode`.
  * - `SCHEMA_NEWER`: a write on a database written by a newer schema than this store writes (a newer
  *   Hermes Agent's file); the store reads it and never writes it (`SchemaNewerError`).
- * - `ABORTED`: reserved: the caller aborted the operation (an `AbortSignal`).
+ * - `ABORTED`: the caller aborted the operation through its `signal` (`AbortedError`).
  */
 export type HermesStoreErrorCode =
   | "TITLE_TOO_LONG"
@@ -122,6 +122,14 @@ export class StoreClosedError extends HermesStoreError {
   constructor() {
     super("STORE_CLOSED", "The session store is closed; open a new one with openSessionStore()");
     this.name = "StoreClosedError";
+  }
+}
+
+/** The call's `signal` aborted it (before it started or while it ran); nothing was written. */
+export class AbortedError extends HermesStoreError {
+  constructor(message = "The operation was aborted by its signal", options?: { cause?: unknown }) {
+    super("ABORTED", message, options);
+    this.name = "AbortedError";
   }
 }
 

@@ -17,6 +17,12 @@ export interface ExportStreamOptions {
   sessionIds?: string[];
   /** Only sessions started at or after this time (Unix epoch seconds). */
   since?: number;
+  /**
+   * Aborts the export: the call (or the stream's next step) rejects with `ABORTED` (`AbortedError`). The SQLite
+   * store checks it before starting, and ends the read worker running the query when it aborts
+   * mid-query (the rejection follows within milliseconds); a backend may only check it between steps.
+   */
+  signal?: AbortSignal;
 }
 
 /**

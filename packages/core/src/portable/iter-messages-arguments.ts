@@ -9,6 +9,12 @@ export interface IterMessagesOptions {
   limit?: number;
   /** Messages read per query (default 500). */
   pageSize?: number;
+  /**
+   * Aborts the iteration: its next step rejects with `ABORTED` (`AbortedError`). The SQLite
+   * store checks it before starting, and ends the read worker running the query when it aborts
+   * mid-query (the rejection follows within milliseconds); a backend may only check it between steps.
+   */
+  signal?: AbortSignal;
 }
 
 /**

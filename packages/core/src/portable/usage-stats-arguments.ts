@@ -11,6 +11,8 @@ export interface UsageStatsOptions {
   until?: number;
   /** Only sessions of this source. */
   source?: string;
+  /** Aborts the call with `ABORTED` (`AbortedError`); see `SearchMessagesOptions.signal`. */
+  signal?: AbortSignal;
 }
 
 /** Usage of one group of sessions, from the sessions' counters. */

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from "../errors/hermes-store-error.js";
+import { AbortedError, InvalidArgumentError } from "../errors/hermes-store-error.js";
 
 /** Largest `limit` a listing or search accepts (a larger one is a mistake or an abuse). */
 export const MAX_LIMIT = 100_000;
@@ -105,6 +105,19 @@ export function optionsObject<T extends object>(name: string, value: T | undefin
     throw new InvalidArgumentError(name, `${name} must be an object`);
   }
   return value;
+}
+
+/** An optional `AbortSignal` option, or `INVALID_ARGUMENT`. */
+export function optionalSignal(value: unknown): AbortSignal | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!(value instanceof AbortSignal))
+    throw new InvalidArgumentError("signal", "signal must be an AbortSignal");
+  return value;
+}
+
+/** Rejects with `ABORTED` when `signal` has aborted (the call then does nothing). */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new AbortedError();
 }
 
 function describe(value: unknown): string {

@@ -1,4 +1,6 @@
 import {
+  type ExportEvent,
+  type ExportFilter,
   type ExportReport,
   type ExportStreamOptions,
   exportFilter,
@@ -11,14 +13,16 @@ import { exportEvents } from "./export-stream.js";
 
 /**
  * Writes the store's sessions as JSONL (`writeJsonlExport` of `@hermes/core`) in constant memory,
- * from one snapshot read page by page. The first line is the header.
+ * from one snapshot read page by page. The first line is the header. `events` replaces the
+ * in-thread read of the snapshot (the read pool streams the same events from a worker).
  */
 export async function exportJsonl(
   ctx: StoreContext,
   destination: JsonlDestination,
   o?: ExportStreamOptions,
+  events: (filter: ExportFilter) => AsyncIterable<ExportEvent> = (filter) => exportEvents(ctx, filter),
 ): Promise<ExportReport> {
   const filter = exportFilter(o);
   const sink = await sinkFor(destination);
-  return writeJsonlExport(sink, ctx.now(), o, exportEvents(ctx, filter));
+  return writeJsonlExport(sink, ctx.now(), o, events(filter));
 }

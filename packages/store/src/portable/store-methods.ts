@@ -6,7 +6,7 @@ import { exportStream } from "./export-stream.js";
 
 export { getConversationWindow } from "./conversation-window.js";
 export { exportJsonl } from "./export-jsonl.js";
-export { exportStream } from "./export-stream.js";
+export { exportEvents, exportStream } from "./export-stream.js";
 export { forkSession } from "./fork-session.js";
 export { importSessions } from "./import-sessions.js";
 export { iterMessages } from "./iter-messages.js";
