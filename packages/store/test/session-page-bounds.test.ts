@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import type { SqliteStoreStats } from "@hermes/core";
 import { type SessionPageRow, sessionPageArguments } from "@hermes/core";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
@@ -156,6 +157,10 @@ async function seed(path: string, late = true): Promise<SessionStore> {
   }
   // Builds the short-CJK index, whose timestamp blocks the page reads.
   await store.searchMessages("桂");
+  // Past 256 messages the index builds on a worker thread: wait until it is ready.
+  while ((store.stats() as SqliteStoreStats).sideIndexes.cjk.state !== "ready") {
+    await new Promise((r) => setTimeout(r, 20));
+  }
   return store;
 }
 
