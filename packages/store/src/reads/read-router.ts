@@ -8,6 +8,7 @@ import { isCloneError, searchInThread } from "../read-pool/read-routing.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
 import type { WriteQueue } from "../write/write-queue.js";
+import { InlineReads } from "./inline-reads.js";
 
 /** What the router needs of its store. */
 export interface ReadRouterParts {
@@ -21,12 +22,14 @@ export interface ReadRouterParts {
 
 /**
  * Where a read of the store runs: in a read-pool worker when one is ready, else the operation
- * function on this thread (which counts toward starting the first worker). Also the checks
+ * function on this thread (which counts toward starting the first worker); reads cheaper than a
+ * worker's round trip stay here (`inline-reads.ts`). Also the checks
  * every read shares: the store is open, the `signal` has not aborted, a read-only snapshot is
  * brought up to date, and a damaged file seen by a read stops later writes.
  */
 export class ReadRouter {
   readonly #p: ReadRouterParts;
+  readonly #inline = new InlineReads();
 
   constructor(parts: ReadRouterParts) {
     this.#p = parts;
@@ -82,7 +85,8 @@ export class ReadRouter {
     const ctx = this.use();
     throwIfAborted(signal);
     const pool = this.#p.pool;
-    if (method !== undefined && pool !== undefined) {
+    const inline = method !== undefined && pool !== undefined && this.#inline.wants(method, args ?? []);
+    if (method !== undefined && pool !== undefined && !inline) {
       const pooled = await this.#viaPool<T>(method, args ?? [], signal);
       if (pooled !== undefined) return pooled.value;
     }
@@ -97,7 +101,9 @@ export class ReadRouter {
       this.#p.writes.noteError(error);
       throw mapSqliteError(error, ctx.path);
     } finally {
-      pool?.noteInThread(performance.now() - started);
+      const ms = performance.now() - started;
+      pool?.noteInThread(ms);
+      if (inline) this.#inline.note(method, ms);
     }
   }
 
@@ -168,6 +174,11 @@ export class ReadRouter {
     const pool = this.#ready();
     if (pool === undefined) this.#p.pool?.noteInThread(WARM_AFTER_MS);
     return (arg) => abortable(pool?.stream<T>(method, args, signal) ?? inThread(arg), signal);
+  }
+
+  /** @internal Methods the cheap-read guard sent to the pool (tests). */
+  get demoted(): ReadonlySet<string> {
+    return this.#inline.demoted;
   }
 
   /** Turns a failure after `close()` into `STORE_CLOSED` for long-lived iterables. */
