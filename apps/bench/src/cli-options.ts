@@ -17,8 +17,8 @@ export interface BenchOptions {
 export const USAGE = `Usage: pnpm bench [options]   (node apps/bench/dist/main.js)
 
   --quick            every scenario at a small scale (about a minute; a smoke test)
-  --scenario a,b     only these scenarios (append, list, resume, search, contention,
-                     group-commit, migrate, export, fork, postgres, web)
+  --scenario a,b     only these scenarios (append, list, resume, search, cjk-build,
+                     contention, group-commit, migrate, export, fork, postgres, web)
   --scale N          fraction of the full sizes (default 1; --quick uses 0.01)
   --out DIR          results directory (default bench-results/)
   --data DIR         cache of generated data sets (default bench-data/)

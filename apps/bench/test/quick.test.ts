@@ -16,6 +16,7 @@ const SCENARIOS = [
   "list",
   "change-feed",
   "search",
+  "cjk-build",
   "reads",
   "export",
   "fork",

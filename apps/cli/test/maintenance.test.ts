@@ -1,5 +1,6 @@
 import { chmodSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
+import { openSessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { cliInPty, cliOn, copyOfSample, fingerprint, oneErrorLine, tempDir } from "./helpers/cli.js";
@@ -89,6 +90,44 @@ describe("doctor", { timeout: 240_000 }, () => {
     expect(list.code).toBe(1);
     expect(oneErrorLine(list)).toMatch(/symbolic link.*\[UNSAFE_PATH\]$/);
     expect(fingerprint(target)).toBe(before);
+  });
+
+  it("prints the short-CJK side index's state: not built, then a build interrupted midway, read-only", async () => {
+    const path = copyOfSample();
+    const sideIndex = () => {
+      const r = cliOn(path, ["doctor", "--json"]);
+      expect(r.code, r.stderr).toBe(0);
+      const checks = (
+        JSON.parse(r.stdout) as { checks: Array<{ name: string; status: string; detail: string }> }
+      ).checks;
+      return checks.find((c) => c.name === "side index short-CJK");
+    };
+    expect(sideIndex()).toEqual({
+      name: "side index short-CJK",
+      status: "ok",
+      detail:
+        "not built yet (built on a worker thread at the first 1–2-character CJK search; 109 messages to index)",
+    });
+    // The CLI's reads never write: a writable store builds it (a small file: inline).
+    const store = await openSessionStore({ path });
+    expect(await store.searchMessages("测试")).toHaveLength(1);
+    await store.close();
+    expect(sideIndex()).toMatchObject({ status: "ok", detail: "ready: 109 messages indexed" });
+    // As a build stopped midway leaves it: the cursor at message 50 of 109.
+    const db = new Database(path);
+    db.exec("UPDATE hermes_search_state SET value = 50 WHERE key = 'backfill_next'");
+    db.close();
+    const before = fingerprint(path);
+    expect(sideIndex()).toEqual({
+      name: "side index short-CJK",
+      status: "warn",
+      detail:
+        "building: 50 of 109 messages (45%); resumes at the next short CJK search of a writable store, searches scan meanwhile",
+    });
+    expect(cliOn(path, ["doctor"]).stdout).toMatch(
+      /warn\s+side index short-CJK\s+building: 50 of 109 messages/,
+    );
+    expect(fingerprint(path)).toBe(before);
   });
 
   it("reports an old schema as failed, without upgrading or changing the file", () => {

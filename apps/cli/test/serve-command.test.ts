@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import type { SessionsAnswer } from "@hermes/web";
 import { describe, expect, it } from "vitest";
 import { CLI_MAIN, cliOn, copyOfSample, fingerprint, oneErrorLine } from "./helpers/cli.js";
 
@@ -35,7 +36,7 @@ describe("serve", () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(res.status).toBe(200);
-    expect((await res.json()).sessions).toHaveLength(5);
+    expect(((await res.json()) as SessionsAnswer).sessions).toHaveLength(5);
     expect((await fetch(`${info.origin}/api/sessions`)).status).toBe(401);
     child.kill("SIGINT");
     const [code] = await once(child, "exit");

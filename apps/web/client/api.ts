@@ -1,14 +1,17 @@
-import type { Lineage, MessagePage, SearchHit, SessionPage, SessionRow, UsageStatsRow } from "@hermes/store";
+import type {
+  DeleteAnswer,
+  FiltersAnswer,
+  MessagesAnswer,
+  PruneAnswer,
+  RenameAnswer,
+  SearchAnswer,
+  SessionAnswer,
+  SessionsAnswer,
+  UsageAnswer,
+} from "../src/api/api-answers.js";
 
-export type {
-  Lineage,
-  LineageNode,
-  MessageRow,
-  SearchHit,
-  SessionPageRow,
-  SessionRow,
-  UsageStatsRow,
-} from "@hermes/store";
+export type { Lineage, LineageNode, MessageRow, SearchHit, SessionRow, UsageStatsRow } from "@hermes/core";
+export type { ListedSession } from "../src/api/api-answers.js";
 
 const meta = (name: string) => document.querySelector<HTMLMetaElement>(`meta[name="${name}"]`)?.content ?? "";
 
@@ -71,24 +74,23 @@ export interface SessionFilters {
 }
 
 export const api = {
-  filters: () => request<{ sources: string[]; models: string[] }>(apiUrl("filters")),
+  filters: () => request<FiltersAnswer>(apiUrl("filters")),
   sessions: (f: SessionFilters, cursor?: string | null, limit = 50) =>
-    request<SessionPage>(apiUrl("sessions", { ...f, cursor, limit })),
-  session: (id: string) =>
-    request<{ session: SessionRow; lineage: Lineage }>(apiUrl(`sessions/${encodeURIComponent(id)}`)),
+    request<SessionsAnswer>(apiUrl("sessions", { ...f, cursor, limit })),
+  session: (id: string) => request<SessionAnswer>(apiUrl(`sessions/${encodeURIComponent(id)}`)),
   messages: (
     id: string,
     p: { from?: "start" | "end"; after?: number; before?: number; around?: number; limit?: number },
-  ) => request<MessagePage>(apiUrl(`sessions/${encodeURIComponent(id)}/messages`, p)),
+  ) => request<MessagesAnswer>(apiUrl(`sessions/${encodeURIComponent(id)}/messages`, p)),
   search: (p: { q: string; source?: string[]; role?: string[]; offset?: number; limit?: number }) =>
-    request<{ hits: SearchHit[]; titles: Record<string, string | null> }>(apiUrl("search", p)),
+    request<SearchAnswer>(apiUrl("search", p)),
   usage: (p: { groupBy: string; from?: string; to?: string; source?: string }) =>
-    request<{ groupBy: string; rows: UsageStatsRow[] }>(apiUrl("usage", p)),
+    request<UsageAnswer>(apiUrl("usage", p)),
   exportUrl: (id: string, format: "jsonl" | "markdown") =>
     apiUrl(`sessions/${encodeURIComponent(id)}/export`, { format }),
   rename: (id: string, title: string | null) =>
-    write<{ id: string; title: string | null }>("PUT", `sessions/${encodeURIComponent(id)}/title`, { title }),
-  remove: (id: string) => write<{ deleted: boolean }>("DELETE", `sessions/${encodeURIComponent(id)}`),
+    write<RenameAnswer>("PUT", `sessions/${encodeURIComponent(id)}/title`, { title }),
+  remove: (id: string) => write<DeleteAnswer>("DELETE", `sessions/${encodeURIComponent(id)}`),
   prune: (olderThanDays: number, source?: string) =>
-    write<{ removed: number }>("POST", "prune", { olderThanDays, ...(source ? { source } : {}) }),
+    write<PruneAnswer>("POST", "prune", { olderThanDays, ...(source ? { source } : {}) }),
 };

@@ -1,3 +1,16 @@
+export type {
+  DeleteAnswer,
+  ErrorAnswer,
+  FiltersAnswer,
+  ListedSession,
+  MessagesAnswer,
+  PruneAnswer,
+  RenameAnswer,
+  SearchAnswer,
+  SessionAnswer,
+  SessionsAnswer,
+  UsageAnswer,
+} from "./api/api-answers.js";
 export { createWebApp, type WebAppOptions } from "./create-app.js";
 export { type ChangeFeed, pollingChangeFeed, type StoreChange, storeChangeFeed } from "./live/change-feed.js";
 export { openInBrowser } from "./open-in-browser.js";

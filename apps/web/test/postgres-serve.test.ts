@@ -1,7 +1,15 @@
 import { openPostgresSessionStore } from "@hermes/postgres";
 import { type PgCluster, startPgCluster } from "@hermes/postgres/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningSessionBrowser, serveSessionBrowser } from "../dist/index.js";
+import {
+  type MessagesAnswer,
+  type RunningSessionBrowser,
+  type SearchAnswer,
+  type SessionAnswer,
+  type SessionsAnswer,
+  serveSessionBrowser,
+} from "../dist/index.js";
+import { readAnswer } from "./helpers/read-answer.js";
 
 // `hermes-sessions serve --db postgres://…`: the same API over the PostgreSQL store.
 
@@ -33,31 +41,29 @@ afterAll(async () => {
   cluster?.stop();
 });
 
-const get = async (path: string) => {
+const get = async <T>(path: string) => {
   const res = await fetch(`${server.origin}${path}`, {
     headers: { authorization: `Bearer ${server.token}` },
   });
   expect(res.status, path).toBe(200);
-  return res.json();
+  return readAnswer<T>(res);
 };
 
 describe("serving a PostgreSQL store", () => {
   it("lists sessions with chains, searches, pages messages and reads lineage", async () => {
-    const page = await get("/api/sessions");
+    const page = await get<SessionsAnswer>("/api/sessions");
     // pg_other started after the chain's last message.
-    expect(page.sessions.map((s: { id: string }) => s.id)).toEqual(["pg_other", "pg_root"]);
-    expect(page.sessions[1].chain_sessions).toBe(1);
-    const docker = await get("/api/search?q=docker");
+    expect(page.sessions.map((s) => s.id)).toEqual(["pg_other", "pg_root"]);
+    expect(page.sessions[1]?.chain_sessions).toBe(1);
+    const docker = await get<SearchAnswer>("/api/search?q=docker");
     expect(docker.hits.length).toBeGreaterThan(0);
     expect(docker.titles.pg_root).toBe("Docker on PostgreSQL");
-    const cjk = await get(`/api/search?q=${encodeURIComponent("桂林")}`);
-    expect(cjk.hits.map((h: { session_id: string }) => h.session_id)).toEqual(["pg_tip"]);
-    const last = await get("/api/sessions/pg_root/messages?from=end&limit=10");
-    expect(last.messages.map((m: { content: string }) => m.content).at(-1)).toBe("docker step 29");
+    const cjk = await get<SearchAnswer>(`/api/search?q=${encodeURIComponent("桂林")}`);
+    expect(cjk.hits.map((h) => h.session_id)).toEqual(["pg_tip"]);
+    const last = await get<MessagesAnswer>("/api/sessions/pg_root/messages?from=end&limit=10");
+    expect(last.messages.map((m) => m.content).at(-1)).toBe("docker step 29");
     expect([last.before, last.after]).toEqual([20, 0]);
-    const session = await get("/api/sessions/pg_root");
-    expect(session.lineage.descendants.map((d: { id: string; link: string }) => [d.id, d.link])).toEqual([
-      ["pg_tip", "compression"],
-    ]);
+    const session = await get<SessionAnswer>("/api/sessions/pg_root");
+    expect(session.lineage.descendants.map((d) => [d.id, d.link])).toEqual([["pg_tip", "compression"]]);
   });
 });

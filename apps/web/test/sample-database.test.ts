@@ -1,6 +1,14 @@
 import { openSessionStore } from "@hermes/store";
 import { afterEach, describe, expect, it } from "vitest";
-import { type RunningSessionBrowser, serveSessionBrowser } from "../dist/index.js";
+import {
+  type MessagesAnswer,
+  type RunningSessionBrowser,
+  type SearchAnswer,
+  type SessionAnswer,
+  type SessionsAnswer,
+  serveSessionBrowser,
+} from "../dist/index.js";
+import { readAnswer } from "./helpers/read-answer.js";
 import { copyOfSample, fileState, V30_SAMPLE_DB } from "./helpers/temp.js";
 
 // The reference's own v11 sample (a copy): every listed session and its conversation answer.
@@ -20,34 +28,29 @@ describe("the reference's sample database", () => {
     const messages = await store.messageCount();
     await store.close();
     server = await serveSessionBrowser({ db: path, port: 0 });
-    const get = async (p: string) => {
+    const get = async <T>(p: string) => {
       const res = await fetch(`${server!.origin}${p}`, {
         headers: { authorization: `Bearer ${server!.token}` },
       });
       expect(res.status, p).toBe(200);
-      return res.json();
+      return readAnswer<T>(res);
     };
-    const page = await get("/api/sessions?limit=200");
+    const page = await get<SessionsAnswer>("/api/sessions?limit=200");
     expect(page.nextCursor).toBeNull();
-    const listed: Array<{ id: string; chain_sessions: number; message_count: number }> = page.sessions;
+    const listed = page.sessions;
     // Every session is either listed or counted in the chain of a listed one.
     expect(listed.length + listed.reduce((n, s) => n + s.chain_sessions, 0)).toBe(all);
     let seen = 0;
     for (const s of listed) {
-      const { lineage } = await get(`/api/sessions/${encodeURIComponent(s.id)}`);
-      for (const id of [
-        s.id,
-        ...lineage.descendants
-          .filter((d: { link: string }) => d.link !== "branch")
-          .map((d: { id: string }) => d.id),
-      ]) {
-        const m = await get(`/api/sessions/${encodeURIComponent(id)}/messages?limit=500`);
+      const { lineage } = await get<SessionAnswer>(`/api/sessions/${encodeURIComponent(s.id)}`);
+      for (const id of [s.id, ...lineage.descendants.filter((d) => d.link !== "branch").map((d) => d.id)]) {
+        const m = await get<MessagesAnswer>(`/api/sessions/${encodeURIComponent(id)}/messages?limit=500`);
         expect(m.before + m.messages.length + m.after).toBe(m.messages.length);
         seen += m.messages.length;
       }
     }
     expect(seen).toBe(messages);
-    expect((await get("/api/search?q=docker")).hits.length).toBeGreaterThan(0);
+    expect((await get<SearchAnswer>("/api/search?q=docker")).hits.length).toBeGreaterThan(0);
     await server.close();
     server = undefined;
     // No -wal/-shm, no sidecar folder, no chmod: serving is a read-only open.
@@ -62,14 +65,15 @@ describe("a current agent's file (schema 30)", () => {
     server = await serveSessionBrowser({ db: path, port: 0, allowWrites: true });
     expect(server.writable).toBe(false);
     expect(server.readOnlyReason).toMatch(/schema|version|newer/i);
-    const get = async (p: string) => {
+    const get = async <T>(p: string) => {
       const res = await fetch(`${server!.origin}${p}`, {
         headers: { authorization: `Bearer ${server!.token}` },
       });
-      return { status: res.status, body: res.status === 200 ? await res.json() : null };
+      expect(res.status, p).toBe(200);
+      return readAnswer<T>(res);
     };
-    const page = (await get("/api/sessions?limit=200")).body;
-    const ids: string[] = page.sessions.map((s: { id: string }) => s.id);
+    const page = await get<SessionsAnswer>("/api/sessions?limit=200");
+    const ids = page.sessions.map((s) => s.id);
     expect(ids.length).toBeGreaterThan(5);
     // The agent's hidden and archived sessions are not listed.
     expect(ids).not.toContain("20260106_000000_matrix");
@@ -78,9 +82,9 @@ describe("a current agent's file (schema 30)", () => {
     const store = await openSessionStore({ path, readOnly: true });
     try {
       for (const id of ids) {
-        const m = (await get(`/api/sessions/${encodeURIComponent(id)}/messages?limit=500`)).body;
+        const m = await get<MessagesAnswer>(`/api/sessions/${encodeURIComponent(id)}/messages?limit=500`);
         expect(
-          m.messages.map((x: { id: number }) => x.id),
+          m.messages.map((x) => x.id),
           id,
         ).toEqual((await store.getMessages(id)).map((x) => x.id));
       }

@@ -5,10 +5,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   allowedHosts,
   CSRF_HEADER,
+  type ErrorAnswer,
+  type MessagesAnswer,
   type RunningSessionBrowser,
+  type SearchAnswer,
+  type SessionAnswer,
+  type SessionsAnswer,
   serveSessionBrowser,
   WebServerError,
 } from "../dist/index.js";
+import { readAnswer } from "./helpers/read-answer.js";
 import { seededCopy } from "./helpers/seed-web-database.js";
 import { tempDir } from "./helpers/temp.js";
 
@@ -186,8 +192,8 @@ describe("writes", () => {
       body: JSON.stringify({ title: "changed" }),
     });
     expect(put.status).toBe(403);
-    expect((await put.json()).error).toBe("READ_ONLY");
-    const session = await (await get(browser, `/api/sessions/${seed.long}`)).json();
+    expect((await readAnswer<ErrorAnswer>(put)).error).toBe("READ_ONLY");
+    const session = await readAnswer<SessionAnswer>(await get(browser, `/api/sessions/${seed.long}`));
     expect(session.session.title).toBe("A very long session");
   });
 
@@ -245,9 +251,9 @@ describe("API", () => {
     const ids: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { sessions: Array<{ id: string }>; nextCursor: string | null } = await (
-        await get(browser, `/api/sessions?limit=50${cursor ? `&cursor=${cursor}` : ""}`)
-      ).json();
+      const page: SessionsAnswer = await readAnswer<SessionsAnswer>(
+        await get(browser, `/api/sessions?limit=50${cursor ? `&cursor=${cursor}` : ""}`),
+      );
       ids.push(...page.sessions.map((s) => s.id));
       cursor = page.nextCursor;
     } while (cursor !== null);
@@ -255,27 +261,24 @@ describe("API", () => {
     expect(new Set(ids).size).toBe(seed.listed);
     expect(ids[0]).toBe(seed.dockerRoot);
     expect(ids).not.toContain(seed.dockerTip);
-    const telegram = await (await get(browser, "/api/sessions?source=telegram")).json();
-    expect(telegram.sessions.map((s: { id: string }) => s.id)).toEqual([seed.telegram]);
+    const telegram = await readAnswer<SessionsAnswer>(await get(browser, "/api/sessions?source=telegram"));
+    expect(telegram.sessions.map((s) => s.id)).toEqual([seed.telegram]);
     const bad = await get(browser, "/api/sessions?cursor=garbage");
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error).toBe("INVALID_ARGUMENT");
+    expect((await readAnswer<ErrorAnswer>(bad)).error).toBe("INVALID_ARGUMENT");
   });
 
   it("searches English and CJK, and hostile queries answer without an error", async () => {
     const { browser, seed } = await start();
-    const search = async (q: string) => (await get(browser, `/api/search?q=${encodeURIComponent(q)}`)).json();
+    const search = async (q: string) =>
+      readAnswer<SearchAnswer>(await get(browser, `/api/search?q=${encodeURIComponent(q)}`));
     const docker = await search("docker");
     expect(docker.hits.length).toBeGreaterThan(0);
-    expect(
-      docker.hits.every((h: { session_id: string }) =>
-        [seed.dockerRoot, seed.dockerTip].includes(h.session_id),
-      ),
-    ).toBe(true);
+    expect(docker.hits.every((h) => [seed.dockerRoot, seed.dockerTip].includes(h.session_id))).toBe(true);
     expect(docker.titles[seed.dockerRoot]).toBe("Fix Docker build");
     for (const q of ["桂林", "桂"]) {
       const cjk = await search(q);
-      expect(cjk.hits.map((h: { session_id: string }) => h.session_id)).toContain(seed.telegram);
+      expect(cjk.hits.map((h) => h.session_id)).toContain(seed.telegram);
     }
     for (const q of [
       '"unbalanced',
@@ -294,14 +297,16 @@ describe("API", () => {
 
   it("reads a long conversation in pages, around a message, and exports it", async () => {
     const { browser, seed } = await start();
-    const first = await (await get(browser, `/api/sessions/${seed.long}/messages?limit=100`)).json();
+    const first = await readAnswer<MessagesAnswer>(
+      await get(browser, `/api/sessions/${seed.long}/messages?limit=100`),
+    );
     expect(first.messages).toHaveLength(100);
     expect([first.before, first.after]).toEqual([0, seed.longMessages - 100]);
-    const hit = (await (await get(browser, "/api/search?q=zanzibar")).json()).hits[0];
-    const around = await (
-      await get(browser, `/api/sessions/${seed.long}/messages?around=${hit.id}&limit=100`)
-    ).json();
-    expect(around.messages.map((m: { id: number }) => m.id)).toContain(hit.id);
+    const hit = (await readAnswer<SearchAnswer>(await get(browser, "/api/search?q=zanzibar"))).hits[0]!;
+    const around = await readAnswer<MessagesAnswer>(
+      await get(browser, `/api/sessions/${seed.long}/messages?around=${hit.id}&limit=100`),
+    );
+    expect(around.messages.map((m) => m.id)).toContain(hit.id);
     expect(around.before).toBe(321 - 25);
     const jsonl = await get(browser, `/api/sessions/${seed.long}/export?format=jsonl`);
     expect(jsonl.headers.get("content-disposition")).toBe(`attachment; filename="${seed.long}.jsonl"`);

@@ -158,6 +158,7 @@ export type { StoreChange, WatchChangesOptions } from "./store-change.js";
 export type {
   CustomStoreStats,
   PostgresStoreStats,
+  SideIndexStatus,
   SqliteStoreStats,
   StoreStats,
   WriteCounters,

@@ -72,6 +72,39 @@ export interface SqliteStoreStats extends WriteCounters {
   servedWrites: number;
   /** Current size of the `-wal` file, in bytes. */
   walBytes: number;
+  /** The store's own indexes beside the reference's (see {@link SideIndexStatus}). */
+  readonly sideIndexes: { readonly cjk: SideIndexStatus };
+}
+
+/**
+ * How far one of the store's own side indexes is built. `cjk` is the index of one- and
+ * two-character CJK terms, which a writable store adds to a file the first time such a term
+ * is searched (or at open with `cjkIndex: "eager"`), building it on a worker thread; until it
+ * is `ready`, searches answer by scanning, with the same hits.
+ *
+ * @example
+ * const { cjk } = store.stats().sideIndexes;
+ * if (cjk.state === "building") console.log(`${cjk.indexedRows} of ${cjk.totalRows} messages`);
+ */
+export interface SideIndexStatus {
+  /**
+   * `absent`: not in the file. `building`: created but not complete (a build runs, or one was
+   * interrupted and resumes on the next search of a writable store). `ready`: complete; changes
+   * written since (`pendingChanges`) are applied before the next search that needs them.
+   */
+  readonly state: "absent" | "building" | "ready";
+  /** Whether this store is building it now, on a worker thread (never for a read-only store). */
+  readonly active: boolean;
+  /**
+   * Messages indexed so far, and messages to index, counted by message id (ids are assigned in
+   * order, so a gap left by a deleted message still counts). Equal when `ready`.
+   */
+  readonly indexedRows: number;
+  readonly totalRows: number;
+  /** Changes to messages (inserts, updates, deletes) queued for the index, not applied yet. */
+  readonly pendingChanges: number;
+  /** Why the last build of this store stopped early (its committed work is kept), else `null`. */
+  readonly lastError: string | null;
 }
 
 /** `@hermes/postgres`: the write counters (the server commits concurrent transactions itself). */

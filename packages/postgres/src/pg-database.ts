@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { MessagesTable, SchemaVersionTable, SessionsTable, StateMetaTable } from "@hermes/schema";
 import {
   type Generated,
@@ -20,10 +21,18 @@ export interface PgMessagesTable extends MessagesTable {
   search_grams: Generated<string>;
 }
 
+/** One short-CJK gram of a message (see `idx_message_grams`), written by triggers on `messages`. */
+export interface PgMessageGramsTable {
+  gram: string;
+  timestamp: number;
+  message_id: number;
+}
+
 /** The Kysely database interface of the PostgreSQL schema (see `PG_MIGRATIONS`). */
 export interface PgDatabase {
   sessions: SessionsTable;
   messages: PgMessagesTable;
+  message_grams: PgMessageGramsTable;
   state_meta: StateMetaTable;
   schema_version: SchemaVersionTable;
 }
@@ -43,6 +52,21 @@ const TYPES = {
 } as unknown as pg.CustomTypesConfig;
 
 /**
+ * Marks a statement the store runs often with the same text (the append): sent as a named
+ * prepared statement, parsed and planned once per connection instead of on every call.
+ */
+export const PREPARED = "/* hermes:prepared */ ";
+const preparedNames = new Map<string, string>();
+function preparedName(text: string): string {
+  let name = preparedNames.get(text);
+  if (name === undefined) {
+    name = `hermes_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;
+    preparedNames.set(text, name);
+  }
+  return name;
+}
+
+/**
  * The pool as Kysely's dialect sees it, with the store's type parsers on every query. Set per
  * query (not on the pool) so that a pool the caller passes in keeps its own parsers elsewhere.
  */
@@ -60,6 +84,7 @@ function typedPool(pool: pg.Pool): PostgresPool {
               text,
               values: values as unknown[],
               types: TYPES,
+              ...(text.startsWith(PREPARED) ? { name: preparedName(text) } : {}),
             })) as unknown as PostgresPoolClient["query"],
           release: (destroy?: boolean) => client.release(destroy),
         };

@@ -89,6 +89,7 @@ export {
 export { sanitizeFts5Query } from "./sanitize-fts5-query.js";
 export {
   CJK_INDEX_CHUNK,
+  type CjkCatchUpOptions,
   catchUpCjkIndex,
   rebuildSearchIndexes,
   type SearchIndexProgress,

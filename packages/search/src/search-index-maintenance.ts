@@ -38,6 +38,22 @@ export const CJK_INDEX_CHUNK = 2_000;
  */
 export const TS_BLOCKS_CHUNK = 5_000;
 
+/** How {@link catchUpCjkIndex} paces its write transactions. */
+export interface CjkCatchUpOptions {
+  /**
+   * Messages (or queued changes) per write transaction (default {@link CJK_INDEX_CHUNK}); a
+   * function is asked before each transaction (a size adapted to how long the last one took).
+   */
+  readonly chunk?: number | (() => number);
+  /** Message ids per transaction of the timestamp-block fill (default {@link TS_BLOCKS_CHUNK}). */
+  readonly tsChunk?: number;
+  /**
+   * Awaited before each backfill, fill and catch-up transaction: a pause that lets other writers
+   * in, and the place to stop (what it throws ends the catch-up; every committed step is kept).
+   */
+  readonly between?: () => Promise<void>;
+}
+
 /**
  * Brings the short-CJK index up to date: creates it when missing (or upgrades one built by an
  * earlier version), finishes its backfill and the fill of its timestamp blocks, and applies
@@ -49,7 +65,12 @@ export async function catchUpCjkIndex(
   db: SqlExecutor,
   transaction: TransactionRunner,
   onProgress?: (p: SearchIndexProgress) => void,
+  o: CjkCatchUpOptions = {},
 ): Promise<void> {
+  const size = o.chunk ?? CJK_INDEX_CHUNK;
+  const chunk = typeof size === "function" ? size : () => size;
+  const tsChunk = o.tsChunk ?? TS_BLOCKS_CHUNK;
+  const between = o.between ?? (async () => {});
   if (cjkIndexPresence(db) !== "present" || cjkIndexNeedsUpgrade(db)) {
     await transaction("search:create-cjk-index", () => createCjkIndex(db));
   }
@@ -58,9 +79,9 @@ export async function catchUpCjkIndex(
     let done = 0;
     let total = -1;
     for (;;) {
-      const step = await transaction("search:backfill-cjk-index", () =>
-        backfillCjkChunk(db, CJK_INDEX_CHUNK),
-      );
+      await between();
+      const n = chunk();
+      const step = await transaction("search:backfill-cjk-index", () => backfillCjkChunk(db, n));
       done += step.done;
       if (total < 0) total = done + step.remaining;
       onProgress?.({ index: CJK_INDEX_TABLE, done, total: Math.max(total, done) });
@@ -72,8 +93,9 @@ export async function catchUpCjkIndex(
     let done = 0;
     const total = fill.end - fill.next;
     for (;;) {
+      await between();
       const step = await transaction("search:fill-cjk-ts-blocks", () =>
-        fillTimestampBlocksChunk(db, CJK_STATE_TABLE, TS_BLOCKS_CHUNK),
+        fillTimestampBlocksChunk(db, CJK_STATE_TABLE, tsChunk),
       );
       done += step.done;
       onProgress?.({ index: CJK_ORDER_TABLE, done, total: Math.max(total, done) });
@@ -81,7 +103,9 @@ export async function catchUpCjkIndex(
     }
   }
   while (cjkQueuePending(db)) {
-    await transaction("search:catch-up-cjk-index", () => drainCjkQueue(db, CJK_INDEX_CHUNK));
+    await between();
+    const n = chunk();
+    await transaction("search:catch-up-cjk-index", () => drainCjkQueue(db, n));
   }
 }
 

@@ -83,4 +83,5 @@ export { type StoreAccess, writeBlocker as whyNotWritable } from "./open-read-on
 export { type OpenSessionStoreOptions, openSessionStore } from "./open-session-store.js";
 export { openReadOnlyDatabase, type ReadOnlyAccess, type ReadOnlyDatabase } from "./read-only-file.js";
 export { SessionStore } from "./session-store.js";
+export type { CjkIndexMode } from "./side-index/cjk-side-index.js";
 export { resolveStatePath } from "./state-path.js";

@@ -37,6 +37,7 @@ import {
 } from "./open-read-only-store.js";
 import { ReadPool } from "./read-pool/read-pool.js";
 import { SessionStore, walSize } from "./session-store.js";
+import type { CjkIndexMode } from "./side-index/cjk-side-index.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
 import { HandoffQueue } from "./write/handoff-queue.js";
@@ -116,6 +117,13 @@ export interface OpenSessionStoreOptions {
    * `false`: each process commits its own writes.
    */
   shareCommits?: boolean;
+  /**
+   * When to build the short-CJK side index (one- and two-character CJK terms), which is built on
+   * a worker thread while searches scan: `lazy` (default) on the first such search, `eager` as
+   * soon as the store opens, `off` never (an index already current in the file is still used).
+   * Its state is `stats().sideIndexes.cjk`. A read-only store never builds it.
+   */
+  cjkIndex?: CjkIndexMode;
   /** Progress of a long upgrade (an old file's search index backfill). */
   onMigrationProgress?: (progress: MigrationProgress) => void;
   /**
@@ -135,7 +143,8 @@ export interface OpenSessionStoreOptions {
    * that a long query never blocks this thread (default `min(availableParallelism(), 4)`).
    * Workers start on demand (the first once reads here took 20 ms in all); until one is ready,
    * reads run on this thread. `0`: every
-   * read runs on this thread. Read-only stores always read on this thread. See the README.
+   * read runs on this thread. A read-only store has workers when SQLite shares the file with it
+   * (`access.readOnlyAccess` `shared`), and reads on this thread from a snapshot. See the README.
    */
   readers?: number;
   /** Clock in Unix epoch seconds; for tests. */
@@ -143,6 +152,7 @@ export interface OpenSessionStoreOptions {
 }
 
 const MIGRATION_CHAIN = composeChain(coreSchema, searchSchema);
+const CJK_INDEX_MODES: readonly unknown[] = ["lazy", "eager", "off"];
 const DEFAULT_MIGRATION_DEADLINE_MS = 600_000;
 
 /** An optional positive integer option, or `INVALID_ARGUMENT`. */
@@ -206,6 +216,10 @@ export async function openSessionStore(
     throw new InvalidArgumentError("readOnly", "readOnly must be a boolean");
   }
   positiveInteger("readOnlySnapshotMaxBytes", options.readOnlySnapshotMaxBytes, 1);
+  const cjkIndex = options.cjkIndex ?? "lazy";
+  if (!CJK_INDEX_MODES.includes(cjkIndex)) {
+    throw new InvalidArgumentError("cjkIndex", 'cjkIndex must be "lazy", "eager" or "off"');
+  }
   const readers = readersOption(options.readers);
   refuseSymlinks(path);
   if (options.readOnly === true) {
@@ -326,6 +340,7 @@ export async function openSessionStore(
       shared,
       undefined,
       readers === 0 ? undefined : new ReadPool(path, readers),
+      { path, pragmas, deadlineMs, fairWrites: options.fairWrites !== false, mode: cjkIndex },
     );
   } catch (error) {
     turns?.close();
@@ -343,7 +358,20 @@ function openReadOnlyStore(
   const { state, writes, report } = openReadOnlyParts(path, cause, options);
   const clock = options.clock ?? (() => Date.now() / 1000);
   const sqliteVersion = String(state.file.conn.db.prepare("SELECT sqlite_version() AS v").pluck().get());
-  return new SessionStore(state.file.conn, writes, report, clock, sqliteVersion, undefined, undefined, state);
+  // Workers read the same file the same way when SQLite shares it (not an in-memory snapshot).
+  const readers = readersOption(options.readers);
+  const pool = readers > 0 && state.file.access === "shared" ? new ReadPool(path, readers) : undefined;
+  return new SessionStore(
+    state.file.conn,
+    writes,
+    report,
+    clock,
+    sqliteVersion,
+    undefined,
+    undefined,
+    state,
+    pool,
+  );
 }
 
 /** Refuses a SQLite older than {@link MIN_SQLITE_VERSION} unless allowed. */

@@ -64,8 +64,9 @@ import * as titles from "./operations/titles.js";
 import * as watch from "./operations/watch-changes.js";
 import * as portable from "./portable/store-methods.js";
 import type { ReadPool } from "./read-pool/read-pool.js";
-import { withoutSignal } from "./read-pool/read-routing.js";
+import { searchInThread, withoutSignal } from "./read-pool/read-routing.js";
 import { ReadRouter } from "./reads/read-router.js";
+import { type CjkBuildSettings, CjkSideIndex } from "./side-index/cjk-side-index.js";
 import type { StoreContext } from "./store-context.js";
 import type { HandoffQueue } from "./write/handoff-queue.js";
 import type { SharedCommits } from "./write/shared-commits.js";
@@ -88,6 +89,7 @@ export class SessionStore implements SessionStoreContract {
   readonly #migration: MigrationReport;
   readonly #backend: SqliteBackendInfo;
   readonly #readOnly: ReadOnlyStoreState | undefined;
+  readonly #cjkIndex: CjkSideIndex;
   readonly #pool: ReadPool | undefined;
   readonly #reads: ReadRouter;
   #closed = false;
@@ -104,6 +106,7 @@ export class SessionStore implements SessionStoreContract {
     shared?: SharedCommits,
     readOnly?: ReadOnlyStoreState,
     pool?: ReadPool,
+    cjk?: CjkBuildSettings,
   ) {
     this.#conn = conn;
     this.#backend = Object.freeze({ kind: "sqlite", path: conn.path, sqliteVersion });
@@ -111,13 +114,15 @@ export class SessionStore implements SessionStoreContract {
     this.#writes = writes;
     this.#migration = migration;
     this.#readOnly = readOnly;
+    this.#cjkIndex = new CjkSideIndex(() => conn, readOnly === undefined ? cjk : undefined);
     this.#pool = pool;
     const ctx =
       readOnly === undefined
-        ? { conn, writes, path: conn.path, now: clock }
+        ? { conn, writes, path: conn.path, now: clock, cjkIndex: this.#cjkIndex }
         : readOnlyContext(readOnly, writes, clock);
     this.#reads = new ReadRouter({ ctx, writes, readOnly, pool, closed: () => this.#closed });
     shared?.register("appendMessage", messages.sharedAppends(ctx));
+    this.#cjkIndex.opened();
   }
 
   /** `{ kind: "sqlite", path, sqliteVersion }`. */
@@ -292,7 +297,18 @@ export class SessionStore implements SessionStoreContract {
    */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
     const { signal, rest } = withoutSignal(o);
-    return this.#reads.search(query, rest, signal);
+    // Short CJK terms run here, where the index is brought up to date, unless the store is
+    // read-only (it never updates the index) or the index cannot serve them yet (being built):
+    // that scan is a read like any other.
+    return this.#reads.search(
+      query,
+      rest,
+      signal,
+      async () =>
+        this.readOnly ||
+        !searchInThread(query) ||
+        (await this.#cjkIndex.scanInWorker(query, (l, fn) => this.#writes.run(l, fn))),
+    );
   }
   /** State of every search index: the reference's FTS5 tables and the short-CJK index. */
   async verifySearchIndex(): Promise<SearchIndexReport> {
@@ -445,10 +461,19 @@ export class SessionStore implements SessionStoreContract {
 
   // Lifecycle -------------------------------------------------------------------------------
 
-  /** Counters of the write path and the current WAL size (`backend: "sqlite"`). */
+  /**
+   * Counters of the write path, the current WAL size and the side indexes' state
+   * (`backend: "sqlite"`).
+   */
   stats(): SqliteStoreStats {
     const walBytes = this.#closed ? 0 : walSize(this.#conn.path);
-    return { backend: "sqlite", ...this.#writes.stats, walBytes };
+    try {
+      if (!this.#closed) this.#readOnly?.file.refresh();
+    } catch {
+      // The side index then reports what it saw last (stats() never fails).
+    }
+    const cjk = this.#cjkIndex.status();
+    return { backend: "sqlite", ...this.#writes.stats, walBytes, sideIndexes: { cjk } };
   }
 
   /**
@@ -457,6 +482,7 @@ export class SessionStore implements SessionStoreContract {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
+      await this.#cjkIndex.close();
       // Workers first: their read snapshots would hold the closing checkpoint back.
       await this.#pool?.close();
       if (this.#readOnly !== undefined) {

@@ -1,5 +1,6 @@
 import type { DatabaseConnection } from "./database-connection.js";
 import type { ProfileReads } from "./file-views.js";
+import type { CjkSideIndex } from "./side-index/cjk-side-index.js";
 import type { WriteQueue } from "./write/write-queue.js";
 
 /** What every operation module receives from the store. */
@@ -7,6 +8,8 @@ export interface StoreContext {
   readonly conn: DatabaseConnection;
   readonly writes: WriteQueue;
   readonly path: string;
+  /** The short-CJK side index of a writable store (its build runs on a worker thread). */
+  readonly cjkIndex?: CjkSideIndex;
   /** The clock, in Unix epoch seconds (float); replaceable in tests. */
   now(): number;
   /**

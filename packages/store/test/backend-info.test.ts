@@ -59,8 +59,19 @@ describe("the SQLite store's backend shapes", () => {
     await store.appendMessage({ sessionId: "s1", role: "user", content: "hi" });
     const stats = store.stats();
     expect(stats.backend).toBe(store.backend.kind);
-    expect(Object.keys(stats).sort()).toEqual(["backend", ...SQLITE_FIGURES].sort());
+    expect(Object.keys(stats).sort()).toEqual(["backend", "sideIndexes", ...SQLITE_FIGURES].sort());
     for (const key of SQLITE_FIGURES) expect(typeof stats[key as keyof typeof stats], key).toBe("number");
+    // A fresh file has no short-CJK index yet (built on the first short CJK search).
+    expect(stats.sideIndexes).toEqual({
+      cjk: {
+        state: "absent",
+        active: false,
+        indexedRows: 0,
+        totalRows: 1,
+        pendingChanges: 0,
+        lastError: null,
+      },
+    });
     expect(stats).toMatchObject({ writes: 2, failedWrites: 0 });
     expect(stats.walBytes).toBeGreaterThan(0);
   });

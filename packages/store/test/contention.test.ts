@@ -237,7 +237,7 @@ describe("writes under contention (real processes)", { timeout: 180_000 }, () =>
     expect(file.counters).toMatchObject({ "writer-w0": 61, "writer-w1": 60, "writer-w2": 60 });
   });
 
-  it("the event loop keeps running (delay p99 < 20 ms) while a write waits 3 s for a lock", async () => {
+  it("the event loop keeps running while a write waits 3 s for a lock (no freeze like the busy handler's)", async () => {
     const measure = async (options: Record<string, unknown>) => {
       const path = await freshDatabase();
       const waiter = startChild("loop-delay-writer.mjs", [path, JSON.stringify(options)]);
@@ -253,12 +253,15 @@ describe("writes under contention (real processes)", { timeout: 180_000 }, () =>
     const store = await measure({});
     expect(store.outcome).toBe("ok");
     expect(store.waitedMs).toBeGreaterThan(1500); // it really waited for the lock
-    expect(store.p99).toBeLessThan(20);
     // Control: the same wait inside SQLite's busy handler freezes the loop, and the
     // measurement sees it. (Without shareCommits: a store that has posted its append retries
     // the lock with the busy handler off, so only its first attempt would block.)
     const blocking = await measure({ busyTimeoutMs: 2500, shareCommits: false });
     expect(blocking.p99).toBeGreaterThan(100);
+    // Compared with the control, not with a fixed figure: a loaded machine delays every timer
+    // (at load 10 on 2 cores: store 5-8 ms, control 430-580 ms; the absolute p99 is the bench's job: scenario
+    // contention, eventLoopP99Ms).
+    expect(store.p99 * 5).toBeLessThan(blocking.p99);
   });
 
   it("a process writing with the reference's SQL alongside the store: both sets intact and searchable", async () => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { cjkBuildSettled } from "./helpers/cjk-build-settled.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 // Issue 9, scenario 2: a damaged search index. The index is derived from `messages`, so a damaged
@@ -47,6 +48,8 @@ async function build(path: string): Promise<string> {
     });
   }
   expect(await store.searchMessages("部署", { limit: 1 })).toHaveLength(1); // builds the short-CJK index
+  // 300 messages are more than a search indexes inline: the build runs on its thread.
+  expect(await cjkBuildSettled(store)).toMatchObject({ state: "ready", lastError: null });
   await store.close();
   return path;
 }

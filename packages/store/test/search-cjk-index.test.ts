@@ -3,6 +3,8 @@ import { join } from "node:path";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
+import { cjkBuildSettled } from "./helpers/cjk-build-settled.js";
+import { searchHitIds as ids } from "./helpers/search-hit-ids.js";
 import { copyOfSample, tempDir } from "./helpers/temp-dir.js";
 
 // The short-CJK index (ours) must stay exact while other writers — the reference, which knows
@@ -16,15 +18,6 @@ async function open(path = join(tempDir(), "state.db"), clock?: () => number): P
   const store = await openSessionStore({ path, ...(clock ? { clock } : {}) });
   opened.push(store);
   return store;
-}
-/** Every hit's id, all pages, ascending. */
-async function ids(store: SessionStore, q: string): Promise<number[]> {
-  const out: number[] = [];
-  for (let offset = 0; ; offset += 1000) {
-    const page = await store.searchMessages(q, { limit: 1000, offset });
-    out.push(...page.map((h) => h.id));
-    if (page.length < 1000) return out.sort((a, b) => a - b);
-  }
 }
 
 /** The reference's own statements, run in a child process with plain better-sqlite3. */
@@ -130,6 +123,8 @@ describe("short-CJK index: other writers", () => {
     store = await open(path);
     expect(await ids(store, "消息")).toHaveLength(2500);
     expect((await store.searchMessages("消息", { limit: 1 }))[0]?.snippet).toBe("第4999条消息");
+    // A backlog this large is applied on the builder's thread while searches scan.
+    expect(await cjkBuildSettled(store)).toMatchObject({ state: "ready", lastError: null });
     const check = new Database(path, { readonly: true });
     expect(check.prepare("SELECT COUNT(*) AS n FROM hermes_search_queue").get()).toEqual({ n: 0 });
     check.close();

@@ -118,7 +118,7 @@ describe("hermes-sessions with PostgreSQL", () => {
     const byName = Object.fromEntries(
       report.checks.map((c: { name: string; status: string; detail: string }) => [c.name, c]),
     );
-    expect(byName["schema version"]).toMatchObject({ status: "ok", detail: expect.stringMatching(/^v3\b/) });
+    expect(byName["schema version"]).toMatchObject({ status: "ok", detail: expect.stringMatching(/^v4\b/) });
     expect(byName["search index method"]).toMatchObject({
       status: "ok",
       detail: expect.stringMatching(/^RUM/),
@@ -127,7 +127,7 @@ describe("hermes-sessions with PostgreSQL", () => {
       report.checks
         .filter((c: { name: string }) => c.name.startsWith("search index idx_"))
         .map((c: { status: string }) => c.status),
-    ).toEqual(["ok", "ok", "ok"]);
+    ).toEqual(["ok", "ok", "ok", "ok"]);
     const repaired = JSON.parse(await cli("--db", db, "doctor", "--repair", "--json"));
     expect(repaired).toMatchObject({ ok: true, repaired: true });
   });

@@ -11,7 +11,7 @@ import { LongStepProgress } from "./long-step-progress.js";
 const BATCH = 5000;
 
 /** Bump when the loader's output changes, so stale cached clusters are not reused. */
-const LOADER_VERSION = 2;
+const LOADER_VERSION = 3;
 
 /** A running PostgreSQL server holding a data set, and how it got there. */
 export interface PgDataset {
@@ -169,11 +169,11 @@ async function load(
   try {
     // Not durable per batch (the load is redone whole if interrupted).
     await client.query("SET synchronous_commit = off");
-    // The indexes the store made (RUM or GIN, as the server allows), rebuilt after the rows
-    // from their own definitions.
+    // The indexes the store made on messages and its gram table (RUM or GIN, as the server
+    // allows), rebuilt after the rows from their own definitions.
     const indexes = (
       await client.query<{ indexname: string; indexdef: string }>(
-        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'messages' AND indexname <> 'messages_pkey'",
+        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename IN ('messages', 'message_grams') AND indexname <> 'messages_pkey'",
       )
     ).rows;
     for (const index of indexes) await client.query(`DROP INDEX ${index.indexname}`);
@@ -242,7 +242,7 @@ async function load(
     await client.query("SET max_parallel_maintenance_workers = 2");
     for (const index of indexes) await client.query(index.indexdef);
     lap("indexes");
-    await client.query("VACUUM (ANALYZE) sessions, messages, state_meta");
+    await client.query("VACUUM (ANALYZE) sessions, messages, message_grams, state_meta");
     lap("analyze");
     const count = Number((await client.query("SELECT count(*) AS n FROM messages")).rows[0].n);
     if (count !== data.messages) throw new Error(`loaded ${count} messages, expected ${data.messages}`);

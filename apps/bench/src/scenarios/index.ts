@@ -1,6 +1,7 @@
 import type { Scenario } from "../scenario.js";
 import { appendScenario } from "./append.js";
 import { changeFeedScenario } from "./change-feed.js";
+import { cjkBuildScenario } from "./cjk-build.js";
 import { contentionScenario } from "./contention.js";
 import { exportScenario } from "./export.js";
 import { forkScenario } from "./fork.js";
@@ -22,6 +23,7 @@ export const SCENARIOS: readonly Scenario[] = [
   listScenario,
   changeFeedScenario,
   searchScenario,
+  cjkBuildScenario,
   readsScenario,
   exportScenario,
   forkScenario,

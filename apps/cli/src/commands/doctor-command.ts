@@ -1,6 +1,6 @@
 import { existsSync, lstatSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import type { SessionStore as AnyStore } from "@hermes/core";
+import type { SessionStore as AnyStore, SideIndexStatus } from "@hermes/core";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import type { SearchIndexReport } from "@hermes/search";
 import { openSessionStore, type SessionStore, whyNotWritable } from "@hermes/store";
@@ -189,6 +189,36 @@ function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
 }
 
 /**
+ * The short-CJK side index as the store's `stats().sideIndexes.cjk` reports it: its state and
+ * how far it is built. A build under way or interrupted is a warning (searches scan until it is
+ * ready, with the same hits); a writable store resumes it on its next short CJK search.
+ */
+export function cjkSideIndexCheck(cjk: SideIndexStatus): DoctorCheck {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const queued = cjk.pendingChanges > 0 ? `, ${n(cjk.pendingChanges)} queued change(s)` : "";
+  const failed = cjk.lastError === null ? "" : `; last build stopped: ${cjk.lastError}`;
+  const name = "side index short-CJK";
+  if (cjk.state === "absent") {
+    return {
+      name,
+      status: "ok",
+      detail: `not built yet (built on a worker thread at the first 1–2-character CJK search; ${n(cjk.totalRows)} messages to index)`,
+    };
+  }
+  if (cjk.state === "ready") {
+    return { name, status: "ok", detail: `ready: ${n(cjk.indexedRows)} messages indexed${queued}${failed}` };
+  }
+  const pct = cjk.totalRows === 0 ? 100 : Math.floor((100 * cjk.indexedRows) / cjk.totalRows);
+  return {
+    name,
+    status: "warn",
+    detail:
+      `building: ${n(cjk.indexedRows)} of ${n(cjk.totalRows)} messages (${pct}%)${queued}; ` +
+      `${cjk.active ? "under way" : "resumes at the next short CJK search of a writable store"}, searches scan meanwhile${failed}`,
+  };
+}
+
+/**
  * `doctor --db postgres://…`: the schema version, which index method serves search (a note
  * when RUM is missing: search works on GIN, slower), and the search indexes.
  */
@@ -289,6 +319,7 @@ export function doctorCommand(): Command {
             repaired = true;
           }
           checks.push(...searchReportChecks(await store.verifySearchIndex()));
+          checks.push(cjkSideIndexCheck(store.stats().sideIndexes.cjk));
         }
       } finally {
         await store?.close();

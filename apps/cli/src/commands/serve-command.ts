@@ -60,7 +60,9 @@ export function serveCommand(): Command {
         throw error;
       }
       if (o.allowWrites && !server.writable) {
-        process.stderr.write(`--allow-writes has no effect: the database is read-only (${server.readOnlyReason}).\n`);
+        process.stderr.write(
+          `--allow-writes has no effect: the database is read-only (${server.readOnlyReason}).\n`,
+        );
       }
       const mode = server.writable ? "rename, delete and prune enabled" : "read-only";
       if (o.json)

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, type LineageNode, type SessionPageRow } from "../api.js";
+import { api, type LineageNode, type ListedSession } from "../api.js";
 import { ago, countOf, formatTime, isoTime, LIVE_WINDOW_SECONDS } from "../format.js";
 
 const LINK_LABEL: Record<string, string> = {
@@ -10,13 +10,13 @@ const LINK_LABEL: Record<string, string> = {
 };
 
 /** "live": not ended and active in the last minutes; "open": not ended; else nothing. */
-export function liveState(row: SessionPageRow, now = Date.now() / 1000): "live" | "open" | null {
+export function liveState(row: ListedSession, now = Date.now() / 1000): "live" | "open" | null {
   if (!row.chain_open) return null;
   return now - row.chain_last_active <= LIVE_WINDOW_SECONDS ? "live" : "open";
 }
 
 /** One session of a list, with its chain (compression continuations, sub-agents) unfoldable below it. */
-export function SessionItem({ row }: { row: SessionPageRow }) {
+export function SessionItem({ row }: { row: ListedSession }) {
   const [chain, setChain] = useState<LineageNode[] | null>(null);
   const [open, setOpen] = useState(false);
   const state = liveState(row);

@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { api, type SessionPageRow } from "../api.js";
+import { api, type ListedSession } from "../api.js";
 import { ErrorNote } from "../components/error-note.js";
 import { liveState, onListKeys, SessionItem } from "../components/session-item.js";
 import { formatTime } from "../format.js";
@@ -7,7 +7,7 @@ import { coalesced, useLiveChanges } from "../live.js";
 
 /** The most recently active sessions, kept current by server-sent events without a reload. */
 export function LivePage() {
-  const [rows, setRows] = useState<SessionPageRow[]>([]);
+  const [rows, setRows] = useState<ListedSession[]>([]);
   const [seen, setSeen] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
   const refresh = () =>

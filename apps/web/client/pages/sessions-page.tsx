@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
-import { api, type SessionFilters, type SessionPageRow, WRITABLE } from "../api.js";
+import { api, type ListedSession, type SessionFilters, WRITABLE } from "../api.js";
 import { ChoiceSelect } from "../components/choice-select.js";
 import { ErrorNote } from "../components/error-note.js";
 import { PruneDialog } from "../components/prune-dialog.js";
@@ -26,7 +26,7 @@ export function SessionsPage() {
     sources: [],
     models: [],
   });
-  const [rows, setRows] = useState<SessionPageRow[]>([]);
+  const [rows, setRows] = useState<ListedSession[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [pages, setPages] = useState(0);
   const [loading, setLoading] = useState(false);

@@ -1,6 +1,7 @@
 import { HermesStoreError } from "@hermes/core";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import type { ErrorAnswer } from "./api-answers.js";
 
 const STATUS: Record<string, 400 | 404 | 409 | 503> = {
   INVALID_ARGUMENT: 400,
@@ -13,13 +14,15 @@ const STATUS: Record<string, 400 | 404 | 409 | 503> = {
 /** A 400 answer for a malformed query parameter. */
 export function badRequest(message: string): HTTPException {
   return new HTTPException(400, {
-    res: Response.json({ error: "INVALID_ARGUMENT", message }, { status: 400 }),
+    res: Response.json({ error: "INVALID_ARGUMENT", message } satisfies ErrorAnswer, { status: 400 }),
   });
 }
 
 /** A 404 answer. */
 export function notFound(message: string): HTTPException {
-  return new HTTPException(404, { res: Response.json({ error: "NOT_FOUND", message }, { status: 404 }) });
+  return new HTTPException(404, {
+    res: Response.json({ error: "NOT_FOUND", message } satisfies ErrorAnswer, { status: 404 }),
+  });
 }
 
 /**
@@ -30,10 +33,14 @@ export function errorResponse(error: unknown, c: Context): Response {
   if (error instanceof HTTPException) return error.getResponse();
   if (error instanceof HermesStoreError) {
     const status = STATUS[error.code] ?? 500;
-    if (status !== 500) return c.json({ error: error.code, message: error.message }, status);
+    if (status !== 500)
+      return c.json({ error: error.code, message: error.message } satisfies ErrorAnswer, status);
   }
   process.stderr.write(
     `hermes-sessions serve: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );
-  return c.json({ error: "INTERNAL", message: "The server could not answer this request" }, 500);
+  return c.json(
+    { error: "INTERNAL", message: "The server could not answer this request" } satisfies ErrorAnswer,
+    500,
+  );
 }

@@ -1,5 +1,13 @@
 import type { SessionStore } from "@hermes/core";
 import { Hono } from "hono";
+import type {
+  FiltersAnswer,
+  MessagesAnswer,
+  SearchAnswer,
+  SessionAnswer,
+  SessionsAnswer,
+  UsageAnswer,
+} from "./api-answers.js";
 import { badRequest, notFound } from "./api-error.js";
 import { int, list, text, time } from "./query-params.js";
 
@@ -25,7 +33,7 @@ export function readRoutes(store: SessionStore): Hono {
     return c.json({
       sources: sources.map((r) => r.group).filter((g): g is string => g !== null),
       models: models.map((r) => r.group).filter((g): g is string => g !== null),
-    });
+    } satisfies FiltersAnswer);
   });
 
   api.get("/sessions", async (c) => {
@@ -40,7 +48,7 @@ export function readRoutes(store: SessionStore): Hono {
     });
     // A list shows no system prompt or model config: they are most of a row's bytes.
     const sessions = page.sessions.map(({ system_prompt: _, model_config: __, ...row }) => row);
-    return c.json({ sessions, nextCursor: page.nextCursor });
+    return c.json({ sessions, nextCursor: page.nextCursor } satisfies SessionsAnswer);
   });
 
   api.get("/sessions/:id", async (c) => {
@@ -49,8 +57,8 @@ export function readRoutes(store: SessionStore): Hono {
       store.getSession(id),
       store.getLineage(id, { maxDescendants: 200 }),
     ]);
-    if (session === null) throw notFound(`No session ${id}`);
-    return c.json({ session, lineage });
+    if (session === null || lineage === null) throw notFound(`No session ${id}`);
+    return c.json({ session, lineage } satisfies SessionAnswer);
   });
 
   api.get("/sessions/:id/messages", async (c) => {
@@ -68,12 +76,12 @@ export function readRoutes(store: SessionStore): Hono {
       ...(around !== undefined ? { aroundId: around } : {}),
       ...(from !== undefined ? { from } : {}),
     });
-    return c.json(page);
+    return c.json(page satisfies MessagesAnswer);
   });
 
   api.get("/search", async (c) => {
     const q = text(c, "q", 2000) ?? "";
-    if (q.trim() === "") return c.json({ hits: [], titles: {} });
+    if (q.trim() === "") return c.json({ hits: [], titles: {} } satisfies SearchAnswer);
     const hits = await store.searchMessages(q, {
       ...(list(c, "source") ? { sourceFilter: list(c, "source") } : {}),
       ...(list(c, "role") ? { roleFilter: list(c, "role") } : {}),
@@ -86,7 +94,7 @@ export function readRoutes(store: SessionStore): Hono {
         store,
         hits.map((h) => h.session_id),
       ),
-    });
+    } satisfies SearchAnswer);
   });
 
   api.get("/usage", async (c) => {
@@ -100,7 +108,7 @@ export function readRoutes(store: SessionStore): Hono {
       ...(time(c, "to", true) !== undefined ? { until: time(c, "to", true) } : {}),
       ...(text(c, "source") !== undefined ? { source: text(c, "source") } : {}),
     });
-    return c.json({ groupBy, rows });
+    return c.json({ groupBy, rows } satisfies UsageAnswer);
   });
 
   return api;

@@ -1,6 +1,7 @@
 import type { SessionStore } from "@hermes/core";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import type { DeleteAnswer, PruneAnswer, RenameAnswer } from "./api-answers.js";
 import { badRequest, notFound } from "./api-error.js";
 
 async function jsonBody(req: { json(): Promise<unknown> }): Promise<Record<string, unknown>> {
@@ -26,13 +27,13 @@ export function writeRoutes(store: SessionStore): Hono {
     if (title !== null && typeof title !== "string") throw badRequest("title must be a string or null");
     const id = c.req.param("id");
     if (!(await store.setSessionTitle(id, title === "" ? null : title))) throw notFound(`No session ${id}`);
-    return c.json({ id, title: await store.getSessionTitle(id) });
+    return c.json({ id, title: await store.getSessionTitle(id) } satisfies RenameAnswer);
   });
 
   api.delete("/sessions/:id", async (c) => {
     const id = c.req.param("id");
     if (!(await store.deleteSession(id))) throw notFound(`No session ${id}`);
-    return c.json({ id, deleted: true });
+    return c.json({ id, deleted: true } satisfies DeleteAnswer);
   });
 
   api.post("/prune", async (c) => {
@@ -44,7 +45,7 @@ export function writeRoutes(store: SessionStore): Hono {
     const source = body.source;
     if (source !== undefined && typeof source !== "string") throw badRequest("source must be a string");
     const removed = await store.pruneSessions({ olderThanDays: days, ...(source ? { source } : {}) });
-    return c.json({ removed });
+    return c.json({ removed } satisfies PruneAnswer);
   });
   return api;
 }

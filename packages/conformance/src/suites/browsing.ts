@@ -66,6 +66,141 @@ async function seedLineage(open: (o: { clock: () => number }) => Promise<Session
   return store;
 }
 
+/** A small seeded generator (the same history on every backend and run). */
+function seeded(seed: number) {
+  let x = seed >>> 0;
+  return (n: number) => {
+    x = (Math.imul(x, 1_664_525) + 1_013_904_223) >>> 0;
+    return x % n;
+  };
+}
+
+/**
+ * A random history of every kind of link and timing: compression chains, sub-agent runs,
+ * branches (one reopened afterwards), a deleted parent, sessions without messages, messages
+ * added to old sessions later, and sessions that start after their chain's newest message.
+ * Returns the store and every id it created.
+ */
+async function seedRandomHistory(open: (o: { clock: () => number }) => Promise<SessionStore>, seed: number) {
+  const clock = manualClock(T0);
+  const store = await open({ clock });
+  const rnd = seeded(seed);
+  const ids: string[] = [];
+  const open_: string[] = [];
+  let t = 0;
+  const step = (seconds: number) => {
+    t += seconds;
+    clock.set(T0 + t);
+  };
+  const say = async (id: string, n: number) => {
+    for (let i = 0; i < n; i++) {
+      step(1 + rnd(5));
+      await store.appendMessage({
+        sessionId: id,
+        role: i % 2 ? "assistant" : "user",
+        content: `m ${id} ${i}`,
+      });
+    }
+  };
+  for (let i = 0; i < 90; i++) {
+    const id = `s${String(i).padStart(3, "0")}`;
+    const kind = rnd(10);
+    const parent = ids.length > 0 ? ids[rnd(ids.length)]! : undefined;
+    step(rnd(3) === 0 ? 0 : 1 + rnd(20));
+    if (kind < 2 && parent !== undefined && open_.includes(parent)) {
+      // A continuation: the parent ends by compression, the child carries on.
+      await store.endSession(parent, "compression");
+      open_.splice(open_.indexOf(parent), 1);
+      await store.createSession({ id, source: "cli", model: "m1", parentSessionId: parent });
+    } else if (kind < 3 && parent !== undefined) {
+      await store.createSession({ id, source: "subagent", model: "m2", parentSessionId: parent });
+    } else if (kind < 4 && parent !== undefined && open_.includes(parent)) {
+      await store.endSession(parent, "branched");
+      open_.splice(open_.indexOf(parent), 1);
+      step(1);
+      await store.createSession({ id, source: "cli", model: "m1", parentSessionId: parent });
+    } else {
+      await store.createSession({ id, source: rnd(2) ? "cli" : "telegram", model: "m3" });
+    }
+    ids.push(id);
+    open_.push(id);
+    await say(id, rnd(4));
+    // Now and then an old session gets a message, or ends.
+    if (rnd(4) === 0) await say(ids[rnd(ids.length)]!, 1);
+    if (rnd(5) === 0 && open_.length > 3) {
+      const ended = open_.splice(rnd(open_.length), 1)[0]!;
+      await store.endSession(ended, "user_exit");
+    }
+  }
+  const branched = [];
+  for (const id of ids) if ((await store.getSession(id))?.end_reason === "branched") branched.push(id);
+  if (branched[0] !== undefined) await store.reopenSession(branched[0]);
+  await store.deleteSession(ids[5]!);
+  return { store, ids };
+}
+
+/** The order and figures of every listed session, computed the slow way from each session's rows. */
+async function bruteForcePage(store: SessionStore, ids: readonly string[], sources?: string[]) {
+  const rows = new Map<
+    string,
+    {
+      parent: string | null;
+      started: number;
+      ended: number | null;
+      reason: string | null;
+      source: string;
+      own: number;
+    }
+  >();
+  for (const id of ids) {
+    const s = await store.getSession(id);
+    if (s === null) continue;
+    const times = (await store.getMessages(id)).map((m) => m.timestamp);
+    rows.set(id, {
+      parent: s.parent_session_id,
+      started: s.started_at,
+      ended: s.ended_at,
+      reason: s.end_reason,
+      source: s.source,
+      own: times.length > 0 ? Math.max(...times) : s.started_at,
+    });
+  }
+  const top = (id: string) => {
+    const r = rows.get(id)!;
+    const p = r.parent === null ? undefined : rows.get(r.parent);
+    return p === undefined || (p.reason === "branched" && p.ended !== null && r.started >= p.ended);
+  };
+  const rootOf = (id: string) => {
+    let cur = id;
+    for (let depth = 0; !top(cur) && depth < 100; depth++) cur = rows.get(cur)!.parent!;
+    return top(cur) ? cur : null;
+  };
+  const chains = new Map<string, string[]>();
+  for (const id of rows.keys()) {
+    const root = rootOf(id);
+    if (root !== null) chains.set(root, [...(chains.get(root) ?? []), id]);
+  }
+  return [...chains]
+    .filter(([root]) => sources === undefined || sources.includes(rows.get(root)!.source))
+    .map(([root, members]) => ({
+      id: root,
+      started: rows.get(root)!.started,
+      chain_last_active: Math.max(...members.map((m) => rows.get(m)!.own)),
+      chain_sessions: members.length - 1,
+      chain_open: members.some((m) => rows.get(m)!.ended === null),
+    }))
+    .sort((a, b) =>
+      a.chain_last_active !== b.chain_last_active
+        ? b.chain_last_active - a.chain_last_active
+        : a.started !== b.started
+          ? b.started - a.started
+          : a.id < b.id
+            ? 1
+            : -1,
+    )
+    .map(({ started: _, ...r }) => r);
+}
+
 /** listSessionPage and getMessagePage: what a session browser reads. */
 export const browsingContract: ContractSuite = (backend) => {
   const open = (o: { clock: () => number }) => backend.open(o);
@@ -160,6 +295,24 @@ export const browsingContract: ContractSuite = (backend) => {
           "plain-0",
         ]);
         expect(await ids({ sources: [], models: [] })).toHaveLength(10);
+      });
+
+      it("orders a random history exactly as the slow computation from every session's rows", async () => {
+        for (const seed of [1, 2]) {
+          const { store, ids } = await seedRandomHistory(open, seed);
+          for (const sources of [undefined, ["telegram"]]) {
+            const expected = await bruteForcePage(store, ids, sources);
+            const got = (await allPages(store, { limit: 7, ...(sources ? { sources } : {}) }))
+              .flat()
+              .map((r) => ({
+                id: r.id,
+                chain_last_active: r.chain_last_active,
+                chain_sessions: r.chain_sessions,
+                chain_open: r.chain_open,
+              }));
+            expect(got, `seed ${seed} ${sources ?? "all"}`).toEqual(expected);
+          }
+        }
       });
 
       it("rejects a cursor it did not make and a page of 0", async () => {

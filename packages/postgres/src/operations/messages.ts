@@ -10,7 +10,7 @@ import {
 } from "@hermes/core";
 import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
-import type { PgDb } from "../pg-database.js";
+import { type PgDb, PREPARED } from "../pg-database.js";
 import { foreignKeyToNotFound } from "../pg-errors.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import type { GroupResult } from "../pg-writer.js";
@@ -42,7 +42,7 @@ const NAMES = INSERTED.map(([n]) => n).join(", ");
  * the sessions are locked in id order (no deadlock between two writers' groups), rows of
  * unknown sessions are left out before any id is drawn (a refused append consumes no id, as
  * on SQLite), the rest inserted in order with their search columns, counters moved by the
- * rows written. With `allOrNone`, one unknown session leaves every row out. Returns each
+ * rows written. A named prepared statement: planned once per connection. With `allOrNone`, one unknown session leaves every row out. Returns each
  * message's id (`null` where nothing was written) and the sessions that do not exist.
  */
 export async function insertMessages(
@@ -63,7 +63,7 @@ export async function insertMessages(
   let rows: Array<{ kind: string; id: string }>;
   try {
     rows = (
-      await sql<{ kind: string; id: string }>`WITH input AS (
+      await sql<{ kind: string; id: string }>`${sql.raw(PREPARED)}WITH input AS (
           SELECT * FROM unnest(${sql.join(arrays)}) WITH ORDINALITY
             AS u(${sql.raw(NAMES)}, ts, v, g, delta, ord)),
         locked AS (

@@ -7,28 +7,30 @@ import {
 import { type SearchIndexProgress, type SearchIndexReport, substringExcerpt } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { anyText, collateC, type PgDb } from "../pg-database.js";
-import { ensureRum, searchIndexStatements, usesRum } from "../pg-schema.js";
+import { ensureRum, MESSAGE_GRAMS_BACKFILL_SQL, searchIndexStatements, usesRum } from "../pg-schema.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { fts5Snippet } from "../search/fts5-compat.js";
 import { searchColumns } from "../search/pg-search-text.js";
 import { searchArguments } from "../search/search-arguments.js";
-import { searchContexts } from "../search/search-contexts.js";
-import { type SearchQuery, searchQuery } from "../search/search-query.js";
+import { hitContext, withContexts } from "../search/search-contexts.js";
+import { searchQuery } from "../search/search-query.js";
 import { messageCount } from "./sessions.js";
-
-/**
- * RUM's newest-first order is the distance `timestamp <=| NEWEST_BOUND` (the bound minus the
- * timestamp): a power of two above today's epoch seconds keeps it exact to a microsecond; rows
- * newer than the bound come last (distance infinity) and send the query to the exact path.
- */
-const NEWEST_BOUND = 2 ** 32;
-/** Candidates read past the requested page, so that ties at its end are seen whole. */
-const TIE_WINDOW = 32;
 
 interface Filters {
   readonly sourceFilter: string[] | null;
   readonly excludeSources: string[] | null;
   readonly roleFilter: string[] | null;
+}
+
+/** The caller's filters on `m` and `s` as one condition (`true` without any). */
+function filterCondition(f: Filters): RawBuilder<boolean> {
+  const parts: RawBuilder<boolean>[] = [];
+  if (f.sourceFilter !== null) parts.push(sql<boolean>`s.source = ${anyText(f.sourceFilter)}`);
+  if (f.excludeSources !== null && f.excludeSources.length > 0)
+    parts.push(sql<boolean>`NOT (s.source = ${anyText(f.excludeSources)})`);
+  if (f.roleFilter !== null && f.roleFilter.length > 0)
+    parts.push(sql<boolean>`m.role = ${anyText(f.roleFilter)}`);
+  return parts.length === 0 ? sql<boolean>`true` : sql<boolean>`${sql.join(parts, sql` AND `)}`;
 }
 
 /** `messages m JOIN sessions s` with the search condition and the caller's filters. */
@@ -37,44 +39,59 @@ function matching(db: PgDb, where: RawBuilder<boolean>, f: Filters) {
     .selectFrom("messages as m")
     .innerJoin("sessions as s", "s.id", "m.session_id")
     .where(where)
-    .$if(f.sourceFilter !== null, (qb) => qb.where("s.source", "=", anyText(f.sourceFilter!)))
-    .$if(f.excludeSources !== null && f.excludeSources.length > 0, (qb) =>
-      qb.where(sql<boolean>`NOT (s.source = ${anyText(f.excludeSources!)})`),
-    )
-    .$if(f.roleFilter !== null && f.roleFilter.length > 0, (qb) =>
-      qb.where("m.role", "=", anyText(f.roleFilter!)),
-    );
+    .where(filterCondition(f));
 }
 
+/** The columns of a hit (the snippet is made from content, tool calls and tool name). */
+const HIT_COLUMNS = [
+  "m.id",
+  "m.session_id",
+  "m.role",
+  "m.content",
+  "m.tool_calls",
+  "m.timestamp",
+  "m.tool_name",
+  "s.source",
+  "s.model",
+  "s.started_at as session_started",
+] as const;
+
 /**
- * Ids of the newest matches, read off the RUM gram index in timestamp order (it attaches each
- * message's timestamp), enough of them that the page and its ties are among them; `null` when
- * the candidates cannot settle the page (ties past the window, timestamps past the bound).
+ * The page of a one-CJK-term query, newest first straight off `idx_message_grams`: a range
+ * scan of the driving gram's entries in `(timestamp DESC, id)` order, each checked against the
+ * query (exact for a one-gram term; the other pairs and the substring for longer terms),
+ * that stops once the page is full (with a source filter, ties sorted by source then id
+ * descending, as on SQLite, over that order).
  */
-async function newestCandidates(
+function gramPage(
   db: PgDb,
-  built: SearchQuery,
+  gram: string,
+  where: RawBuilder<boolean>,
   f: Filters,
-  wanted: number,
-): Promise<number[] | null> {
-  const window = wanted + TIE_WINDOW;
-  const rows = await matching(db, built.where, f)
-    .select(["m.id", "m.timestamp", sql<number>`m.timestamp <=| ${NEWEST_BOUND}::float8`.as("d")])
-    .orderBy(sql`m.timestamp <=| ${NEWEST_BOUND}::float8`)
-    .limit(window)
-    .execute();
-  if (rows.length < window) return rows.map((r) => r.id);
-  const last = rows[rows.length - 1]!;
-  const newest = rows.map((r) => r.timestamp).sort((a, b) => b - a);
-  if (!Number.isFinite(last.d) || last.timestamp >= newest[wanted - 1]!) return null;
-  return rows.map((r) => r.id);
+  limit: number,
+  offset: number,
+) {
+  return db
+    .selectFrom("message_grams as g")
+    .innerJoin("messages as m", "m.id", "g.message_id")
+    .innerJoin("sessions as s", "s.id", "m.session_id")
+    .where("g.gram", "=", gram)
+    .where(where)
+    .where(filterCondition(f))
+    .select(HIT_COLUMNS)
+    .orderBy("g.timestamp", "desc")
+    .$if(f.sourceFilter === null, (qb) => qb.orderBy("g.message_id", "asc"))
+    .$if(f.sourceFilter !== null, (qb) => qb.orderBy(collateC("s.source")).orderBy("m.id", "desc"))
+    .limit(limit)
+    .offset(offset);
 }
 
 /**
  * Full-text search with the SQLite store's syntax, hit sets and snippets: word queries through
  * the word index, ranked by PostgreSQL's relevance (`ts_rank`; with RUM, `search_vector <=>
- * query` reads the top hits off the index instead of scoring every match), CJK and substring
- * queries through the gram and pg_trgm indexes, newest first.
+ * query` reads the top hits off the index instead of scoring every match); CJK and substring
+ * queries newest first, a query of one CJK term off the `message_grams` btree, others through
+ * the gram and pg_trgm indexes with their matches sorted.
  */
 export async function searchMessages(
   ctx: PgStoreContext,
@@ -89,58 +106,42 @@ export async function searchMessages(
   if (built === null) return [];
   const filters = { sourceFilter, excludeSources, roleFilter };
   const rum = ctx.searchIndex.rum;
+  // A longer CJK term checks each of its driving gram's messages (the other pairs, the
+  // substring): the planner, estimating those checks as far more selective than they are,
+  // would rather select every match and sort it, so this transaction turns bitmap scans and
+  // sorts off (local settings). Disabled plans cost 1e10, past `jit_above_cost`: JIT off too.
+  const steer = built.gram !== null && !built.gramExact;
   const run = async (db: PgDb) => {
-    // The planner, misled by its estimate of a CJK term's matches (its gram pairs are not
-    // independent), may prefer selecting every match and sorting it: with RUM the newest are
-    // read off the index, which this transaction insists on. Disabled plans cost 1e10, which
-    // would make the server JIT-compile these small queries (hundreds of ms): JIT off too.
-    if (rum && built.rankBy === null)
+    if (steer)
       await sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true),
         set_config('jit', 'off', true)`.execute(db);
-    const candidates =
-      rum && built.rankBy === null ? await newestCandidates(db, built, filters, limit + offset) : null;
-    if (candidates !== null && candidates.length === 0) return [];
-    const where =
-      candidates === null
-        ? built.where
-        : sql<boolean>`${built.where} AND m.id = ANY(${candidates}::bigint[])`;
-    const rows = await matching(db, where, filters)
-      .select([
-        "m.id",
-        "m.session_id",
-        "m.role",
-        "m.content",
-        "m.tool_calls",
-        "m.timestamp",
-        "m.tool_name",
-        "s.source",
-        "s.model",
-        "s.started_at as session_started",
-      ])
-      // Ranked: RUM's distance is 1 / ts_rank, read in order off the index; GIN sorts the matches.
-      .$if(built.rankBy !== null && rum, (qb) =>
-        qb.orderBy(sql`m.search_vector <=> ${built.rankBy}::tsquery`),
-      )
-      .$if(built.rankBy !== null && !rum, (qb) =>
-        qb.orderBy(sql`ts_rank(m.search_vector, ${built.rankBy}::tsquery)`, "desc").orderBy("m.id"),
-      )
-      // Newest first; ties as the SQLite store orders them (the reference's own plan): by id
-      // ascending, or with a source filter by source, then id descending (SQLite also orders by
-      // the session's rowid there, which PostgreSQL lacks).
-      .$if(built.rankBy === null && sourceFilter === null, (qb) =>
-        qb.orderBy("m.timestamp", "desc").orderBy("m.id", "asc"),
-      )
-      .$if(built.rankBy === null && sourceFilter !== null, (qb) =>
-        qb.orderBy("m.timestamp", "desc").orderBy(collateC("s.source")).orderBy("m.id", "desc"),
-      )
-      .limit(limit)
-      .offset(offset)
-      .execute();
-    const contexts = await searchContexts(
-      db,
-      rows.map((r) => r.id),
-    );
-    return rows.map((row, i) => {
+    const page =
+      built.gram !== null
+        ? gramPage(db, built.gram, built.gramExact ? sql<boolean>`true` : built.where, filters, limit, offset)
+        : matching(db, built.where, filters)
+            .select(HIT_COLUMNS)
+            // Ranked: RUM's distance is 1 / ts_rank, read in order off the index; GIN sorts the matches.
+            .$if(built.rankBy !== null && rum, (qb) =>
+              qb.orderBy(sql`m.search_vector <=> ${built.rankBy}::tsquery`),
+            )
+            .$if(built.rankBy !== null && !rum, (qb) =>
+              qb.orderBy(sql`ts_rank(m.search_vector, ${built.rankBy}::tsquery)`, "desc").orderBy("m.id"),
+            )
+            // Newest first; ties as the SQLite store orders them (the reference's own plan): by id
+            // ascending, or with a source filter by source, then id descending (SQLite also orders by
+            // the session's rowid there, which PostgreSQL lacks).
+            .$if(built.rankBy === null && sourceFilter === null, (qb) =>
+              qb.orderBy("m.timestamp", "desc").orderBy("m.id", "asc"),
+            )
+            .$if(built.rankBy === null && sourceFilter !== null, (qb) =>
+              qb.orderBy("m.timestamp", "desc").orderBy(collateC("s.source")).orderBy("m.id", "desc"),
+            )
+            .limit(limit)
+            .offset(offset);
+    // The page and each hit's context in one statement; prepared where its text is one of a
+    // few (ranked word queries and one-CJK-term pages: the terms are parameters).
+    const { rows } = await withContexts(page, built.rankBy !== null || built.gram !== null).execute(db);
+    return rows.map((row) => {
       const columns = [row.content, row.tool_calls, row.tool_name];
       const snippet =
         built.ranked !== null
@@ -156,13 +157,12 @@ export async function searchMessages(
         source: row.source,
         model: row.model,
         session_started: row.session_started,
-        context: contexts[i] ?? [],
+        context: hitContext(row),
       };
     });
   };
-  // Newest first with RUM: planner settings (local to the transaction), candidates and page
-  // from one snapshot. Ranked queries are one statement (the page) and the contexts.
-  return rum && built.rankBy === null ? ctx.snapshot(run) : ctx.read(run);
+  // One statement, the page with its contexts (with its planner settings for a longer CJK term).
+  return steer ? ctx.snapshot(run) : ctx.read(run);
 }
 
 /** State of the search index: rows whose `search_vector` is missing count as damage. */
@@ -178,9 +178,8 @@ export async function verifySearchIndex(ctx: PgStoreContext): Promise<SearchInde
       )?.n ?? 0;
     const indexes = (
       await sql<{ indexname: string }>`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()
-        AND indexname IN ('idx_messages_search_vector', 'idx_messages_search_trgm', 'idx_messages_search_grams')`.execute(
-        db,
-      )
+        AND indexname IN ('idx_messages_search_vector', 'idx_messages_search_trgm', 'idx_messages_search_grams',
+          'idx_message_grams')`.execute(db)
     ).rows.map((r) => r.indexname);
     const status = (name: string, kind: "unicode61" | "trigram" | "short-cjk") => {
       if (!indexes.includes(name))
@@ -198,6 +197,7 @@ export async function verifySearchIndex(ctx: PgStoreContext): Promise<SearchInde
       status("idx_messages_search_vector", "unicode61"),
       status("idx_messages_search_trgm", "trigram"),
       status("idx_messages_search_grams", "short-cjk"),
+      status("idx_message_grams", "short-cjk"),
     ];
     return { ok: list.every((s) => s.status === "ok"), indexes: list };
   });
@@ -247,16 +247,21 @@ export async function rebuildSearchIndex(
       await sql`DROP INDEX IF EXISTS idx_messages_search_vector`.execute(db);
       await sql`DROP INDEX IF EXISTS idx_messages_search_grams`.execute(db);
     }
+    // The gram side table refilled from the recomputed columns (the triggers kept it in step
+    // with the updates; this also repairs a table damaged by hand).
+    await sql`DELETE FROM message_grams`.execute(db);
+    await sql.raw(MESSAGE_GRAMS_BACKFILL_SQL).execute(db);
     for (const statement of searchIndexStatements({ rum })) await sql.raw(statement).execute(db);
     ctx.searchIndex.rum = await usesRum(db);
   });
 }
 
-/** The search indexes of `messages` (dropped for a bulk load, see {@link deferSearchIndexes}). */
+/** The search indexes of `messages` and `message_grams` (dropped for a bulk load, see {@link deferSearchIndexes}). */
 const SEARCH_INDEXES = [
   "idx_messages_search_vector",
   "idx_messages_search_grams",
   "idx_messages_search_trgm",
+  "idx_message_grams",
 ];
 
 /**
@@ -282,5 +287,5 @@ export async function buildSearchIndexes(ctx: PgStoreContext): Promise<void> {
     for (const statement of searchIndexStatements({ rum })) await sql.raw(statement).execute(db);
     ctx.searchIndex.rum = await usesRum(db);
   });
-  await ctx.write((db) => sql`ANALYZE messages`.execute(db), { transaction: false });
+  await ctx.write((db) => sql`ANALYZE messages, message_grams`.execute(db), { transaction: false });
 }

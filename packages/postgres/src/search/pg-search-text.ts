@@ -1,5 +1,6 @@
 import { containsCjk, isCjkCodePoint, type QueryNode } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
+import { GRAMS_PRESENT } from "../pg-schema.js";
 
 /** tsvector positions stop at 16383 (PostgreSQL's limit); later words share the last position. */
 const MAX_POSITION = 16_383;
@@ -125,11 +126,29 @@ export function cjkGrams(text: string): string[] {
   return out;
 }
 
-/** The gram `tsquery` of a one- or two-character term holding CJK, or `null` for other terms. */
-export function shortCjkQuery(term: string): string | null {
+/** The gram lexeme of a one- or two-character term holding CJK, or `null` for other terms. */
+export function shortCjkGram(term: string): string | null {
   const chars = [...term.toLowerCase()];
   if (chars.length > 2 || !containsCjk(term)) return null;
-  return quoteLexeme(GRAM_MARK + chars.join(""));
+  return GRAM_MARK + chars.join("");
+}
+
+/**
+ * The gram whose entries in `message_grams` hold every match of a CJK-mode term: the term's
+ * own gram (one or two characters holding CJK), or the first character pair of a longer
+ * all-CJK term (its matches are among that pair's messages); `null` for other terms.
+ */
+export function drivingGram(term: string): string | null {
+  const short = shortCjkGram(term);
+  if (short !== null) return short;
+  const chars = [...term.toLowerCase()];
+  return chars.length >= 3 && allCjk(term) ? GRAM_MARK + chars[0] + chars[1] : null;
+}
+
+/** The gram `tsquery` of a one- or two-character term holding CJK, or `null` for other terms. */
+export function shortCjkQuery(term: string): string | null {
+  const gram = shortCjkGram(term);
+  return gram === null ? null : quoteLexeme(gram);
 }
 
 /**
@@ -196,12 +215,13 @@ export function gramQuery(node: QueryNode): string | null {
 /**
  * A SQL condition for a CJK-mode query tree: every term a case-insensitive substring of the
  * message. Subtrees of one- and two-character CJK terms are one `tsquery` on the gram column
- * (exact); a longer all-CJK term needs every gram pair of it (the gram index finds the
+ * (exact; stating the gram index's predicate); a longer all-CJK term needs every gram pair of it (the gram index finds the
  * candidates) and is then checked as a substring; other terms use pg_trgm's `ILIKE` index.
  */
 export function substringCondition(node: QueryNode): RawBuilder<boolean> {
   const grams = gramQuery(node);
-  if (grams !== null) return sql<boolean>`m.search_grams @@ ${grams}::tsquery`;
+  if (grams !== null)
+    return sql<boolean>`(m.${sql.raw(GRAMS_PRESENT)} AND m.search_grams @@ ${grams}::tsquery)`;
   switch (node.kind) {
     case "term": {
       const pattern = `%${node.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -209,7 +229,7 @@ export function substringCondition(node: QueryNode): RawBuilder<boolean> {
       const chars = [...node.text.toLowerCase()];
       if (chars.length < 3 || !allCjk(node.text)) return ilike;
       const pairs = [...new Set(chars.slice(1).map((c, i) => quoteLexeme(GRAM_MARK + chars[i] + c)))];
-      return sql<boolean>`(m.search_grams @@ ${pairs.join(" & ")}::tsquery AND ${ilike})`;
+      return sql<boolean>`(m.${sql.raw(GRAMS_PRESENT)} AND m.search_grams @@ ${pairs.join(" & ")}::tsquery AND ${ilike})`;
     }
     case "and":
     case "or":

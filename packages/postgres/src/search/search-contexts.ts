@@ -1,45 +1,46 @@
 import { firstCodePoints } from "@hermes/search";
-import { sql } from "kysely";
-import type { PgDb } from "../pg-database.js";
+import { type Expression, type RawBuilder, sql } from "kysely";
+import { PREPARED } from "../pg-database.js";
+
+/** A hit's neighbours as the page statement returns them (see {@link withContexts}). */
+export interface ContextColumns {
+  readonly prole: string | null;
+  readonly pcontent: string | null;
+  readonly role: string;
+  readonly content: string | null;
+  readonly nrole: string | null;
+  readonly ncontent: string | null;
+}
 
 /**
- * Context of every hit in one query: the previous message of the same session by
- * `(timestamp, id)`, the hit, the next one; contents cut to 200 characters (code points).
+ * The page query `page` (its rows need `id`, `session_id`, `timestamp`, `role`, `content`)
+ * with each hit's context in the same statement, one round trip: the previous and next message
+ * of the same session by `(timestamp, id)`, contents cut to 200 characters on the server.
+ * Rows keep the page's order (numbered as they leave it, sorted by that number). `prepared`:
+ * a statement whose text does not depend on the query's terms (they are parameters), sent as a
+ * named prepared statement (planned once per connection).
  */
-export async function searchContexts(
-  db: PgDb,
-  ids: readonly number[],
-): Promise<Array<Array<{ role: string; content: string }>>> {
-  if (ids.length === 0) return [];
-  try {
-    const { rows } = await sql<{
-      ord: number;
-      prole: string | null;
-      pcontent: string | null;
-      role: string;
-      content: string | null;
-      nrole: string | null;
-      ncontent: string | null;
-    }>`SELECT h.ord, p.role AS prole, left(p.content, 200) AS pcontent, t.role, left(t.content, 200) AS content,
-          n.role AS nrole, left(n.content, 200) AS ncontent
-       FROM unnest(${ids}::bigint[]) WITH ORDINALITY AS h(id, ord)
-       JOIN messages t ON t.id = h.id
-       LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
-           AND (m.timestamp, m.id) < (t.timestamp, t.id) ORDER BY m.timestamp DESC, m.id DESC LIMIT 1) p ON true
-       LEFT JOIN LATERAL (SELECT m.role, m.content FROM messages m WHERE m.session_id = t.session_id
-           AND (m.timestamp, m.id) > (t.timestamp, t.id) ORDER BY m.timestamp, m.id LIMIT 1) n ON true`.execute(
-      db,
-    );
-    const out: Array<Array<{ role: string; content: string }>> = ids.map(() => []);
-    for (const r of rows) {
-      const context: Array<{ role: string; content: string }> = [];
-      if (r.prole !== null) context.push({ role: r.prole, content: firstCodePoints(r.pcontent ?? "", 200) });
-      context.push({ role: r.role, content: firstCodePoints(r.content ?? "", 200) });
-      if (r.nrole !== null) context.push({ role: r.nrole, content: firstCodePoints(r.ncontent ?? "", 200) });
-      out[r.ord - 1] = context;
-    }
-    return out;
-  } catch {
-    return ids.map(() => []);
-  }
+export function withContexts<Row>(
+  page: Expression<Row>,
+  prepared: boolean,
+): RawBuilder<Row & ContextColumns> {
+  return sql<
+    Row & ContextColumns
+  >`${sql.raw(prepared ? PREPARED : "")}SELECT h.*, p.role AS prole, left(p.content, 200) AS pcontent,
+      n.role AS nrole, left(n.content, 200) AS ncontent
+    FROM (SELECT page.*, row_number() OVER () AS hermes_ord FROM ${page} AS page) AS h
+    LEFT JOIN LATERAL (SELECT c.role, c.content FROM messages c WHERE c.session_id = h.session_id
+        AND (c.timestamp, c.id) < (h.timestamp, h.id) ORDER BY c.timestamp DESC, c.id DESC LIMIT 1) p ON true
+    LEFT JOIN LATERAL (SELECT c.role, c.content FROM messages c WHERE c.session_id = h.session_id
+        AND (c.timestamp, c.id) > (h.timestamp, h.id) ORDER BY c.timestamp, c.id LIMIT 1) n ON true
+    ORDER BY h.hermes_ord`;
+}
+
+/** A hit's context: the previous message, the hit, the next one (200 code points each). */
+export function hitContext(r: ContextColumns): Array<{ role: string; content: string }> {
+  const context: Array<{ role: string; content: string }> = [];
+  if (r.prole !== null) context.push({ role: r.prole, content: firstCodePoints(r.pcontent ?? "", 200) });
+  context.push({ role: r.role, content: firstCodePoints(r.content ?? "", 200) });
+  if (r.nrole !== null) context.push({ role: r.nrole, content: firstCodePoints(r.ncontent ?? "", 200) });
+  return context;
 }

@@ -1,7 +1,13 @@
 import { parseCjkQuery, parseFtsQuery, type planSearch, positiveTerms, queryTerms } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { type Phrase, queryPhrases, trigramPhrases, trigramTokens } from "./fts5-compat.js";
-import { substringCondition, tsqueryLiteral, wordTokensAt } from "./pg-search-text.js";
+import {
+  drivingGram,
+  shortCjkGram,
+  substringCondition,
+  tsqueryLiteral,
+  wordTokensAt,
+} from "./pg-search-text.js";
 
 /**
  * How `searchMessages` selects, orders and excerpts the rows of one query: ranked word
@@ -12,6 +18,13 @@ export interface SearchQuery {
   readonly where: RawBuilder<boolean>;
   /** The word query (`tsquery` literal) that ranks the rows, or `null` for newest first. */
   readonly rankBy: string | null;
+  /**
+   * For a query of one CJK term: the gram whose `idx_message_grams` entries, newest first, hold
+   * every match (`where` then checks each), or `null`.
+   */
+  readonly gram: string | null;
+  /** The gram's entries are exactly the matches (a term of one or two characters). */
+  readonly gramExact: boolean;
   /** Snippet rules when the SQLite store ranks the query (FTS5 `snippet()`), else excerpts. */
   readonly ranked: { phrases: Phrase[]; tokenize: typeof wordTokensAt } | null;
   readonly needles: readonly string[];
@@ -29,6 +42,8 @@ export function searchQuery(
     return {
       where: sql<boolean>`m.search_vector @@ ${tsq}::tsquery`,
       rankBy: tsq,
+      gram: null,
+      gramExact: false,
       ranked: { phrases: queryPhrases(tree), tokenize: wordTokensAt },
       needles: [],
     };
@@ -45,6 +60,8 @@ export function searchQuery(
   return {
     where: substringCondition(tree),
     rankBy: null,
+    gram: tree.kind === "term" ? drivingGram(tree.text) : null,
+    gramExact: tree.kind === "term" && shortCjkGram(tree.text) !== null,
     ranked,
     needles: ranked === null ? positiveTerms(tree).map((t) => t.text) : [],
   };

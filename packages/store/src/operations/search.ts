@@ -37,8 +37,9 @@ function transaction(ctx: StoreContext) {
 /**
  * Full-text search over every message ([search_messages]); see `@hermes/search` for how a
  * query is planned. Queries are limited by `SEARCH_LIMITS` of `@hermes/core` (`INVALID_ARGUMENT` beyond them).
- * A query with one- or two-character CJK terms first brings the short-CJK index up to date
- * (creating it on first use), in short write transactions. On a newer agent's file, sessions it
+ * A query with one- or two-character CJK terms uses the short-CJK index when it is current, or
+ * after a small catch-up inline; when more is left (first build of a big file, a large backlog)
+ * the index is built on a worker thread (`side-index/`) and the terms are scanned meanwhile. On a newer agent's file, sessions it
  * flags hidden or archived are left out, as the listings leave them out, unless `includeHidden`
  * / `includeArchived`; rows it no longer displays (rewound, superseded) are never searched.
  */
@@ -70,7 +71,8 @@ export async function searchMessages(
       if (!cjkIndexCurrent(ctx)) run = withoutShortCjkIndex(plan);
     } else if (plan.kind === "substring" && plan.usesCjkIndex) {
       try {
-        await catchUpCjkIndex(ctx.conn, transaction(ctx));
+        if (ctx.cjkIndex === undefined) await catchUpCjkIndex(ctx.conn, transaction(ctx));
+        else if (!(await ctx.cjkIndex.prepare(transaction(ctx)))) run = withoutShortCjkIndex(plan);
       } catch (error) {
         // An index we cannot bring up to date (read-only file, lock held past the deadline)
         // must not cost the answer: fall back to the reference's scan for the short terms.

@@ -4,7 +4,7 @@ import { abortable } from "../abortable-iterable.js";
 import type { ReadOnlyStoreState } from "../open-read-only-store.js";
 import * as search from "../operations/search.js";
 import { type ReadPool, WARM_AFTER_MS } from "../read-pool/read-pool.js";
-import { isCloneError, searchInThread } from "../read-pool/read-routing.js";
+import { isCloneError } from "../read-pool/read-routing.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
 import type { WriteQueue } from "../write/write-queue.js";
@@ -117,19 +117,17 @@ export class ReadRouter {
     return fn(this.fresh());
   }
 
-  /**
-   * A search: in-thread when its plan writes (short CJK terms bring the side index up to date)
-   * or no worker is ready, else in a worker.
-   */
+  /** A search: in a worker when `inWorker()` says it may (the store's rule) and one is ready, else here. */
   async search(
     query: string,
     rest: SearchMessagesOptions | undefined,
-    signal?: AbortSignal,
+    signal: AbortSignal | undefined,
+    inWorker: () => Promise<boolean>,
   ): Promise<SearchHit[]> {
     this.use();
     throwIfAborted(signal);
     const pool = this.#p.pool;
-    if (pool !== undefined && !searchInThread(query)) {
+    if (pool !== undefined && (await inWorker())) {
       const pooled = await this.#viaPool<SearchHit[]>("searchMessages", [query, rest], signal);
       if (pooled !== undefined) return pooled.value;
     }

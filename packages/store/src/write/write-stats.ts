@@ -2,8 +2,8 @@ import type { SqliteStoreStats } from "@hermes/core";
 import type { HandoffQueue } from "./handoff-queue.js";
 import type { SharedCommits } from "./shared-commits.js";
 
-/** Counters of the write path, readable through `store.stats()` (every field but the WAL size). */
-export type WriteStats = Omit<SqliteStoreStats, "backend" | "walBytes">;
+/** Counters of the write path, readable through `store.stats()` (every field but the WAL size and the side indexes). */
+export type WriteStats = Omit<SqliteStoreStats, "backend" | "walBytes" | "sideIndexes">;
 
 /**
  * Fresh counters. The write queue and its parts (lock waits, WAL checkpoints, posted writes)

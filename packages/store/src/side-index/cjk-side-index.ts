@@ -1,0 +1,173 @@
+import type { SideIndexStatus } from "@hermes/core";
+import type { SqlExecutor, TransactionRunner } from "@hermes/schema";
+import { catchUpCjkIndex, planSearchWithinLimits } from "@hermes/search";
+import type { ConnectionPragmas } from "../database-connection.js";
+import { type CjkBuildMessage, CjkBuildThread } from "./cjk-build-thread.js";
+import { type CjkIndexProbe, probeCjkIndex } from "./cjk-index-probe.js";
+
+/**
+ * When a writable store builds its short-CJK index: `lazy` (default) on the first search of a
+ * one- or two-character CJK term, `eager` as soon as it opens, `off` never (an index already
+ * in the file is used while it is current, else such terms are scanned, as by a read-only store).
+ */
+export type CjkIndexMode = "lazy" | "eager" | "off";
+
+/** What a writable store's builder needs: the file and the store's own write settings. */
+export interface CjkBuildSettings {
+  readonly path: string;
+  readonly pragmas: ConnectionPragmas;
+  readonly deadlineMs: number;
+  readonly fairWrites: boolean;
+  readonly mode: CjkIndexMode;
+}
+
+/**
+ * Most work (messages to index or queued changes) brought up to date inline, in the search's own
+ * write transaction; more goes to the builder's thread. About 0.1 ms a message on this machine
+ * (figures in docs/design/cjk-side-index.md), so an inline catch-up stays near 25 ms.
+ */
+export const CJK_INLINE_MAX = 256;
+/** How long one of the builder's write transactions holds the lock, in ms (its size adapts). */
+export const CJK_BUILD_TARGET_MS = 10;
+/** Pause between two of the builder's transactions, in ms, so other writers get the lock. */
+export const CJK_BUILD_PAUSE_MS = 2;
+/** After a failed build, the next one starts no sooner than this, in ms (searches scan meanwhile). */
+export const CJK_BUILD_RETRY_MS = 10_000;
+
+/** What a store closed before anyone asked reports. */
+const CLOSED_UNKNOWN: SideIndexStatus = Object.freeze({
+  state: "absent",
+  active: false,
+  indexedRows: 0,
+  totalRows: 0,
+  pendingChanges: 0,
+  lastError: null,
+});
+
+/**
+ * The store's short-CJK side index: whether a search may use it, and its build. A search asks
+ * {@link prepare}: a current index is used; a small backlog is applied inline; anything larger
+ * (the first build of a big file, many messages written while the store was closed, an index
+ * of an earlier version to upgrade) starts a build on a worker thread and the search scans
+ * meanwhile, with the same hits. Read-only stores (no settings) never build; they report.
+ */
+export class CjkSideIndex {
+  readonly #db: () => SqlExecutor;
+  readonly #settings: CjkBuildSettings | undefined;
+  #thread: CjkBuildThread | undefined;
+  #lastError: string | null = null;
+  /** No new build before this time (`performance.now()`), after a failed one. */
+  #retryAt = 0;
+  #last: SideIndexStatus | undefined;
+  #closed = false;
+
+  /** `db`: the store's connection (read on the caller's thread); `settings`: absent for a read-only store. */
+  constructor(db: () => SqlExecutor, settings?: CjkBuildSettings) {
+    this.#db = db;
+    this.#settings = settings;
+  }
+
+  /** With `cjkIndex: "eager"`, starts the build when there is anything to do (the store calls this once open). */
+  opened(): void {
+    if (this.#settings?.mode === "eager" && probeCjkIndex(this.#db()).work > 0) this.#start();
+  }
+
+  /** Where the index stands (cheap; the last one seen once the store is closed). */
+  status(): SideIndexStatus {
+    if (this.#closed) return this.#last ?? CLOSED_UNKNOWN;
+    let probe: CjkIndexProbe;
+    try {
+      probe = probeCjkIndex(this.#db());
+    } catch (error) {
+      // stats() never fails: a file that cannot be read now reports what was seen last.
+      return { ...(this.#last ?? CLOSED_UNKNOWN), lastError: (error as Error).message };
+    }
+    const active = this.#thread !== undefined;
+    this.#last = {
+      ...probe.status,
+      // A build just started has not created the index yet.
+      state: active && probe.status.state === "absent" ? "building" : probe.status.state,
+      active,
+      lastError: this.#lastError,
+    };
+    return this.#last;
+  }
+
+  /**
+   * Whether a search may read the index now. Brings a backlog of at most {@link CJK_INLINE_MAX}
+   * up to date inline through `transaction` (errors are the caller's to handle); a larger one
+   * starts the builder's thread and answers `false` (scan), as while a build runs.
+   */
+  async prepare(transaction: TransactionRunner): Promise<boolean> {
+    if (this.#thread !== undefined) return false;
+    const db = this.#db();
+    const probe: CjkIndexProbe = probeCjkIndex(db);
+    if (probe.work === 0) return true;
+    if (this.#settings === undefined || this.#settings.mode === "off" || this.#closed) return false;
+    if (probe.work > CJK_INLINE_MAX) {
+      this.#start();
+      return false;
+    }
+    await catchUpCjkIndex(db, transaction);
+    return true;
+  }
+
+  /**
+   * For a store with read workers: whether a search of `query` is a scan a worker can run,
+   * because it has short CJK terms the index cannot serve now (a build runs, or starts here). A
+   * small backlog is applied here first, as by {@link prepare}; an error leaves the decision to
+   * the search on this thread (which reports it or scans).
+   */
+  async scanInWorker(query: string, transaction: TransactionRunner): Promise<boolean> {
+    if (!usesShortCjkIndex(query)) return false;
+    try {
+      return !(await this.prepare(transaction));
+    } catch {
+      return false;
+    }
+  }
+
+  #start(): void {
+    const s = this.#settings;
+    if (s === undefined || this.#thread !== undefined || this.#closed) return;
+    // A build that failed (disk full, lock held past the deadline) is not retried at once.
+    if (performance.now() < this.#retryAt) return;
+    const thread = new CjkBuildThread(
+      {
+        path: s.path,
+        pragmas: s.pragmas,
+        deadlineMs: s.deadlineMs,
+        fairWrites: s.fairWrites,
+        targetMs: CJK_BUILD_TARGET_MS,
+        pauseMs: CJK_BUILD_PAUSE_MS,
+      },
+      (outcome: CjkBuildMessage) => {
+        if (this.#thread === thread) this.#thread = undefined;
+        if (outcome.kind === "done") this.#lastError = null;
+        if (outcome.kind === "failed") {
+          this.#lastError = outcome.message;
+          this.#retryAt = performance.now() + CJK_BUILD_RETRY_MS;
+        }
+      },
+    );
+    this.#thread = thread;
+  }
+
+  /** Stops a running build after its current transaction (its work is kept); idempotent. */
+  async close(): Promise<void> {
+    if (!this.#closed) this.status();
+    this.#closed = true;
+    await this.#thread?.stop();
+    if (this.#last !== undefined) this.#last = { ...this.#last, active: false, lastError: this.#lastError };
+  }
+}
+
+/** Whether `query` has one- or two-character CJK terms (served by the index); `false` when invalid. */
+function usesShortCjkIndex(query: string): boolean {
+  try {
+    const plan = planSearchWithinLimits(query);
+    return plan.kind === "substring" && plan.usesCjkIndex;
+  } catch {
+    return false;
+  }
+}
