@@ -9,7 +9,6 @@ import type {
   ConversationWindowOptions,
   CreateSessionInput,
   EnsureSessionInput,
-  ExportEvent,
   ExportReport,
   ExportStreamOptions,
   ForkSessionOptions,
@@ -44,9 +43,8 @@ import type {
   UsageStatsRow,
   WatchChangesOptions,
 } from "@hermes/core";
-import { exportFilter, StoreClosedError, throwIfAborted } from "@hermes/core";
+import { type ExportFilter, exportFilter, throwIfAborted } from "@hermes/core";
 import type { MigrationReport } from "@hermes/schema";
-import { abortable } from "./abortable-iterable.js";
 import type { DatabaseConnection } from "./database-connection.js";
 import type { FileProfile } from "./file-profile.js";
 import {
@@ -65,10 +63,10 @@ import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import * as watch from "./operations/watch-changes.js";
 import * as portable from "./portable/store-methods.js";
-import { type ReadPool, WARM_AFTER_MS } from "./read-pool/read-pool.js";
-import { isCloneError, searchInThread, withoutSignal } from "./read-pool/read-routing.js";
+import type { ReadPool } from "./read-pool/read-pool.js";
+import { searchInThread, withoutSignal } from "./read-pool/read-routing.js";
+import { ReadRouter } from "./reads/read-router.js";
 import { type CjkBuildSettings, CjkSideIndex } from "./side-index/cjk-side-index.js";
-import { mapSqliteError } from "./sqlite-errors.js";
 import type { StoreContext } from "./store-context.js";
 import type { HandoffQueue } from "./write/handoff-queue.js";
 import type { SharedCommits } from "./write/shared-commits.js";
@@ -88,12 +86,12 @@ export class SessionStore implements SessionStoreContract {
   readonly #conn: DatabaseConnection;
   readonly #writes: WriteQueue;
   readonly #turns: HandoffQueue | undefined;
-  readonly #ctx: StoreContext;
   readonly #migration: MigrationReport;
   readonly #backend: SqliteBackendInfo;
   readonly #readOnly: ReadOnlyStoreState | undefined;
   readonly #cjkIndex: CjkSideIndex;
   readonly #pool: ReadPool | undefined;
+  readonly #reads: ReadRouter;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -116,13 +114,14 @@ export class SessionStore implements SessionStoreContract {
     this.#writes = writes;
     this.#migration = migration;
     this.#readOnly = readOnly;
-    this.#cjkIndex = new CjkSideIndex(() => this.#ctx.conn, readOnly === undefined ? cjk : undefined);
+    this.#cjkIndex = new CjkSideIndex(() => conn, readOnly === undefined ? cjk : undefined);
     this.#pool = pool;
-    this.#ctx =
+    const ctx =
       readOnly === undefined
         ? { conn, writes, path: conn.path, now: clock, cjkIndex: this.#cjkIndex }
         : readOnlyContext(readOnly, writes, clock);
-    shared?.register("appendMessage", messages.sharedAppends(this.#ctx));
+    this.#reads = new ReadRouter({ ctx, writes, readOnly, pool, closed: () => this.#closed });
+    shared?.register("appendMessage", messages.sharedAppends(ctx));
     this.#cjkIndex.opened();
   }
 
@@ -161,25 +160,9 @@ export class SessionStore implements SessionStoreContract {
     return this.#readOnly?.file.profile ?? null;
   }
 
-  #use(): StoreContext {
-    if (this.#closed) throw new StoreClosedError();
-    return this.#ctx;
-  }
-
-  /** The context for a read outside `#read`: a read-only snapshot is brought up to date first. */
-  #fresh(): StoreContext {
-    const ctx = this.#use();
-    try {
-      this.#readOnly?.file.refresh();
-    } catch (error) {
-      throw mapSqliteError(error, ctx.path);
-    }
-    return ctx;
-  }
-
   /** The context for a write, or the read-only refusal (before any validation or effect). */
   #write(action: string): StoreContext {
-    const ctx = this.#use();
+    const ctx = this.#reads.use();
     if (this.#readOnly !== undefined) throw this.#readOnly.refusal(action);
     return ctx;
   }
@@ -187,64 +170,6 @@ export class SessionStore implements SessionStoreContract {
   /** @internal The read pool (`undefined` with `readers: 0` or read-only); tests warm it up. */
   get readPool(): ReadPool | undefined {
     return this.#pool;
-  }
-
-  /** The pool when a worker is ready to take a read now. */
-  #ready(): ReadPool | undefined {
-    return this.#pool?.available() ? this.#pool : undefined;
-  }
-
-  /** A stream that runs here for want of a ready worker: long enough to start one. */
-  #streamHere(): void {
-    this.#pool?.noteInThread(WARM_AFTER_MS);
-  }
-
-  /** `method(...args)` in a worker, or `undefined` when the read must run here (no worker ready yet). */
-  async #viaPool<T>(
-    method: string,
-    args: unknown[],
-    signal?: AbortSignal,
-  ): Promise<{ value: T } | undefined> {
-    const pool = this.#ready();
-    if (pool === undefined) return undefined;
-    try {
-      return { value: await pool.call<T>(method, args, signal) };
-    } catch (error) {
-      // Arguments that cannot cross threads: in-thread, the same call says what is wrong with them.
-      if (isCloneError(error)) return undefined;
-      this.#writes.noteError(error);
-      throw error;
-    }
-  }
-
-  /**
-   * Runs a read: in a worker as `method(...args)` when the pool has one ready, else `fn` here.
-   */
-  async #read<T>(
-    fn: (ctx: StoreContext) => T,
-    method?: string,
-    args?: unknown[],
-    signal?: AbortSignal,
-  ): Promise<T> {
-    const ctx = this.#use();
-    throwIfAborted(signal);
-    if (method !== undefined && this.#pool !== undefined) {
-      const pooled = await this.#viaPool<T>(method, args ?? [], signal);
-      if (pooled !== undefined) return pooled.value;
-    }
-    const started = this.#pool === undefined ? 0 : performance.now();
-    try {
-      this.#readOnly?.file.refresh();
-      const value = fn(ctx);
-      throwIfAborted(signal); // in-thread, a query cannot be interrupted: its answer is dropped
-      return value;
-    } catch (error) {
-      // A damaged file seen by a read stops every later write and checkpoint of this store.
-      this.#writes.noteError(error);
-      throw mapSqliteError(error, ctx.path);
-    } finally {
-      this.#pool?.noteInThread(performance.now() - started);
-    }
   }
 
   // Sessions ------------------------------------------------------------------------------
@@ -273,17 +198,19 @@ export class SessionStore implements SessionStoreContract {
     return sessions.updateTokenCounts(this.#write("updateTokenCounts"), id, u);
   }
   async getSession(id: string): Promise<SessionRow | null> {
-    return this.#read((ctx) => sessions.getSession(ctx, id), "getSession", [id]);
+    return this.#reads.run((ctx) => sessions.getSession(ctx, id), "getSession", [id]);
   }
   /** An exact id, else the id that uniquely starts with `idOrPrefix`, else `null`. */
   async resolveSessionId(idOrPrefix: string): Promise<string | null> {
-    return this.#read((ctx) => sessions.resolveSessionId(ctx, idOrPrefix), "resolveSessionId", [idOrPrefix]);
+    return this.#reads.run((ctx) => sessions.resolveSessionId(ctx, idOrPrefix), "resolveSessionId", [
+      idOrPrefix,
+    ]);
   }
   async sessionCount(o?: { source?: string }): Promise<number> {
-    return this.#read((ctx) => sessions.sessionCount(ctx, o), "sessionCount", [o]);
+    return this.#reads.run((ctx) => sessions.sessionCount(ctx, o), "sessionCount", [o]);
   }
   async messageCount(o?: { sessionId?: string }): Promise<number> {
-    return this.#read((ctx) => sessions.messageCount(ctx, o), "messageCount", [o]);
+    return this.#reads.run((ctx) => sessions.messageCount(ctx, o), "messageCount", [o]);
   }
 
   // Listing and lineage -------------------------------------------------------------------
@@ -293,20 +220,20 @@ export class SessionStore implements SessionStoreContract {
    * are left out unless `includeArchived` / `includeHidden`.
    */
   async searchSessions(o?: SearchSessionsOptions): Promise<SessionWithLastActive[]> {
-    return this.#read((ctx) => listing.searchSessions(ctx, o), "searchSessions", [o]);
+    return this.#reads.run((ctx) => listing.searchSessions(ctx, o), "searchSessions", [o]);
   }
   /**
    * Sessions for a picker, newest first, with `last_active` and `preview`. On a newer agent's
    * file, archived and hidden sessions are left out unless `includeArchived` / `includeHidden`.
    */
   async listSessionsRich(o?: ListSessionsRichOptions): Promise<RichSessionRow[]> {
-    return this.#read((ctx) => listing.listSessionsRich(ctx, o), "listSessionsRich", [o]);
+    return this.#reads.run((ctx) => listing.listSessionsRich(ctx, o), "listSessionsRich", [o]);
   }
   async getCompressionTip(id: string): Promise<string> {
-    return this.#read((ctx) => listing.getCompressionTip(ctx, id), "getCompressionTip", [id]);
+    return this.#reads.run((ctx) => listing.getCompressionTip(ctx, id), "getCompressionTip", [id]);
   }
   async resolveResumeSessionId(id: string): Promise<string> {
-    return this.#read((ctx) => listing.resolveResumeSessionId(ctx, id), "resolveResumeSessionId", [id]);
+    return this.#reads.run((ctx) => listing.resolveResumeSessionId(ctx, id), "resolveResumeSessionId", [id]);
   }
 
   // Titles ----------------------------------------------------------------------------------
@@ -316,16 +243,18 @@ export class SessionStore implements SessionStoreContract {
     return titles.setSessionTitle(this.#write("setSessionTitle"), id, title);
   }
   async getSessionTitle(id: string): Promise<string | null> {
-    return this.#read((ctx) => titles.getSessionTitle(ctx, id), "getSessionTitle", [id]);
+    return this.#reads.run((ctx) => titles.getSessionTitle(ctx, id), "getSessionTitle", [id]);
   }
   async getSessionByTitle(title: string): Promise<SessionRow | null> {
-    return this.#read((ctx) => titles.getSessionByTitle(ctx, title), "getSessionByTitle", [title]);
+    return this.#reads.run((ctx) => titles.getSessionByTitle(ctx, title), "getSessionByTitle", [title]);
   }
   async resolveSessionByTitle(title: string): Promise<string | null> {
-    return this.#read((ctx) => titles.resolveSessionByTitle(ctx, title), "resolveSessionByTitle", [title]);
+    return this.#reads.run((ctx) => titles.resolveSessionByTitle(ctx, title), "resolveSessionByTitle", [
+      title,
+    ]);
   }
   async getNextTitleInLineage(baseTitle: string): Promise<string> {
-    return this.#read((ctx) => titles.getNextTitleInLineage(ctx, baseTitle), "getNextTitleInLineage", [
+    return this.#reads.run((ctx) => titles.getNextTitleInLineage(ctx, baseTitle), "getNextTitleInLineage", [
       baseTitle,
     ]);
   }
@@ -344,13 +273,13 @@ export class SessionStore implements SessionStoreContract {
     return messages.appendMessages(this.#write("appendMessages"), batch);
   }
   async getMessages(sessionId: string): Promise<MessageRow[]> {
-    return this.#read((ctx) => messages.getMessages(ctx, sessionId), "getMessages", [sessionId]);
+    return this.#reads.run((ctx) => messages.getMessages(ctx, sessionId), "getMessages", [sessionId]);
   }
   async getMessagesAsConversation(
     sessionId: string,
     o?: { includeAncestors?: boolean },
   ): Promise<ConversationMessage[]> {
-    return this.#read(
+    return this.#reads.run(
       (ctx) => conversation.getMessagesAsConversation(ctx, sessionId, o),
       "getMessagesAsConversation",
       [sessionId, o],
@@ -368,34 +297,22 @@ export class SessionStore implements SessionStoreContract {
    */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
     const { signal, rest } = withoutSignal(o);
-    this.#use();
-    throwIfAborted(signal);
     // Short CJK terms run here, where the index is brought up to date, unless the store is
     // read-only (it never updates the index) or the index cannot serve them yet (being built):
     // that scan is a read like any other.
-    if (
-      this.#pool !== undefined &&
-      (this.readOnly ||
+    return this.#reads.search(
+      query,
+      rest,
+      signal,
+      async () =>
+        this.readOnly ||
         !searchInThread(query) ||
-        (await this.#cjkIndex.scanInWorker(query, (l, fn) => this.#writes.run(l, fn))))
-    ) {
-      const pooled = await this.#viaPool<SearchHit[]>("searchMessages", [query, rest], signal);
-      if (pooled !== undefined) return pooled.value;
-    }
-    const started = performance.now();
-    try {
-      const hits = await search.searchMessages(this.#fresh(), query, rest);
-      this.#pool?.noteInThread(performance.now() - started);
-      throwIfAborted(signal);
-      return hits;
-    } catch (error) {
-      this.#writes.noteError(error);
-      throw error;
-    }
+        (await this.#cjkIndex.scanInWorker(query, (l, fn) => this.#writes.run(l, fn))),
+    );
   }
   /** State of every search index: the reference's FTS5 tables and the short-CJK index. */
   async verifySearchIndex(): Promise<SearchIndexReport> {
-    return search.verifySearchIndex(this.#fresh());
+    return search.verifySearchIndex(this.#reads.fresh());
   }
   /** Rebuilds every search index from `messages` (FTS5 `rebuild` holds the write lock per table). */
   async rebuildSearchIndex(o?: { onProgress?: (progress: SearchIndexProgress) => void }): Promise<void> {
@@ -405,12 +322,12 @@ export class SessionStore implements SessionStoreContract {
   // Export, retention, metadata -----------------------------------------------------------
 
   async exportSession(id: string): Promise<SessionExport | null> {
-    return this.#read((ctx) => retention.exportSession(ctx, id), "exportSession", [id]);
+    return this.#reads.run((ctx) => retention.exportSession(ctx, id), "exportSession", [id]);
   }
   async exportAll(o?: {
     source?: string;
   }): Promise<Array<SessionWithLastActive & { messages: MessageRow[] }>> {
-    return this.#read((ctx) => retention.exportAll(ctx, o), "exportAll", [o]);
+    return this.#reads.run((ctx) => retention.exportAll(ctx, o), "exportAll", [o]);
   }
   async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
     return retention.deleteSession(this.#write("deleteSession"), id, o);
@@ -423,7 +340,7 @@ export class SessionStore implements SessionStoreContract {
     return retention.pruneSessions(this.#write("pruneSessions"), o);
   }
   async getMeta(key: string): Promise<string | null> {
-    return this.#read((ctx) => retention.getMeta(ctx, key), "getMeta", [key]);
+    return this.#reads.run((ctx) => retention.getMeta(ctx, key), "getMeta", [key]);
   }
   async setMeta(key: string, value: string): Promise<void> {
     return retention.setMeta(this.#write("setMeta"), key, value);
@@ -442,36 +359,26 @@ export class SessionStore implements SessionStoreContract {
    * session at a time, from one consistent snapshot, paging through the database.
    */
   exportStream(o?: ExportStreamOptions): AsyncIterable<PortableSession> {
-    const ctx = this.#fresh();
+    const ctx = this.#reads.fresh();
     const { signal, rest } = withoutSignal(o);
     exportFilter(rest);
-    const pool = this.#ready();
-    const source = pool?.stream<PortableSession>("exportStream", [rest], signal);
-    if (source === undefined) this.#streamHere();
-    return this.#guard(abortable(source ?? portable.exportStream(ctx, rest), signal));
+    return this.#reads.stream("exportStream", [rest], signal, () => portable.exportStream(ctx, rest));
   }
   /** Writes the JSONL interchange format (header line, then one session per line) in constant memory. */
   async exportJsonl(destination: JsonlDestination, o?: ExportStreamOptions): Promise<ExportReport> {
-    const ctx = this.#fresh();
+    const ctx = this.#reads.fresh();
     const { signal, rest } = withoutSignal(o);
     throwIfAborted(signal);
-    const pool = this.#ready();
-    if (pool === undefined) this.#streamHere();
-    return portable.exportJsonl(ctx, destination, rest, (filter) =>
-      abortable(
-        pool?.stream<ExportEvent>("exportEvents", [rest], signal) ?? portable.exportEvents(ctx, filter),
-        signal,
-      ),
+    const events = this.#reads.streamSource("exportEvents", [rest], signal, (filter: ExportFilter) =>
+      portable.exportEvents(ctx, filter),
     );
+    return portable.exportJsonl(ctx, destination, rest, events);
   }
   /** A Markdown rendering of a session, or `null` for an unknown session. */
   async exportSessionMarkdown(id: string): Promise<string | null> {
-    if (this.#pool !== undefined) {
-      this.#use();
-      const pooled = await this.#viaPool<string | null>("exportSessionMarkdown", [id]);
-      if (pooled !== undefined) return pooled.value;
-    }
-    return portable.exportSessionMarkdown(this.#fresh(), id);
+    return this.#reads.runAsync("exportSessionMarkdown", [id], (ctx) =>
+      portable.exportSessionMarkdown(ctx, id),
+    );
   }
   /** Imports sessions from a JSONL file or an iterable; idempotent, parents before children. */
   async importSessions(source: ImportSource, o?: ImportSessionsOptions): Promise<ImportReport> {
@@ -479,31 +386,30 @@ export class SessionStore implements SessionStoreContract {
   }
   /** A session's messages page by page (cursor `afterId`), in conversation order. */
   iterMessages(sessionId: string, o?: IterMessagesOptions): AsyncIterable<MessageRow> {
-    const ctx = this.#fresh();
+    const ctx = this.#reads.fresh();
     const { signal, rest } = withoutSignal(o);
     // Checked here, in the caller's stack, as in-thread (a worker would only say so at the first step).
     const inThread = portable.iterMessages(ctx, sessionId, rest);
-    const pool = this.#ready();
-    const source = pool?.stream<MessageRow>("iterMessages", [sessionId, rest], signal);
-    if (source === undefined) this.#streamHere();
-    return this.#guard(abortable(source ?? inThread, signal));
+    return this.#reads.stream("iterMessages", [sessionId, rest], signal, () => inThread);
   }
   /** The last messages of a session, bounded by count and tokens, without reading the rest. */
   async getConversationWindow(sessionId: string, o?: ConversationWindowOptions): Promise<ConversationWindow> {
-    return this.#read((ctx) => portable.getConversationWindow(ctx, sessionId, o), "getConversationWindow", [
-      sessionId,
-      o,
-    ]);
+    return this.#reads.run(
+      (ctx) => portable.getConversationWindow(ctx, sessionId, o),
+      "getConversationWindow",
+      [sessionId, o],
+    );
   }
   /** The conversation in the Anthropic Messages shape (`system` apart, tool blocks). */
   async getMessagesAsAnthropic(
     sessionId: string,
     o?: { includeAncestors?: boolean },
   ): Promise<AnthropicConversation> {
-    return this.#read((ctx) => portable.getMessagesAsAnthropic(ctx, sessionId, o), "getMessagesAsAnthropic", [
-      sessionId,
-      o,
-    ]);
+    return this.#reads.run(
+      (ctx) => portable.getMessagesAsAnthropic(ctx, sessionId, o),
+      "getMessagesAsAnthropic",
+      [sessionId, o],
+    );
   }
   /** Forks a session inside the database (messages up to `atMessageId`); returns the new row. */
   async forkSession(id: string, o?: ForkSessionOptions): Promise<SessionRow> {
@@ -511,20 +417,23 @@ export class SessionStore implements SessionStoreContract {
   }
   /** Ancestors and descendants of a session with the kind of each link, or `null`. */
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {
-    return this.#read((ctx) => portable.getLineage(ctx, id, o), "getLineage", [id, o]);
+    return this.#reads.run((ctx) => portable.getLineage(ctx, id, o), "getLineage", [id, o]);
   }
   /** A page of sessions, most recently active chain first, with filters and a cursor to the next page. */
   async listSessionPage(o?: SessionPageOptions): Promise<SessionPage> {
-    return this.#read((ctx) => portable.listSessionPage(ctx, o), "listSessionPage", [o]);
+    return this.#reads.run((ctx) => portable.listSessionPage(ctx, o), "listSessionPage", [o]);
   }
   /** A page of a session's messages: the first or last, around a message, or before/after one. */
   async getMessagePage(sessionId: string, o?: MessagePageOptions): Promise<MessagePage> {
-    return this.#read((ctx) => portable.getMessagePage(ctx, sessionId, o), "getMessagePage", [sessionId, o]);
+    return this.#reads.run((ctx) => portable.getMessagePage(ctx, sessionId, o), "getMessagePage", [
+      sessionId,
+      o,
+    ]);
   }
   /** Sessions, messages, tokens and cost grouped by source, model or day. */
   async usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]> {
     const { signal, rest } = withoutSignal(o);
-    return this.#read(
+    return this.#reads.run(
       (ctx) => portable.usageStats(ctx, rest as UsageStatsOptions),
       "usageStats",
       [rest],
@@ -546,22 +455,8 @@ export class SessionStore implements SessionStoreContract {
    * }
    */
   watchChanges(o?: WatchChangesOptions): AsyncIterable<StoreChange> {
-    const ctx = this.#use();
-    return this.#guard(watch.watchChanges(ctx, () => this.#closed, o));
-  }
-
-  /** Turns a failure after `close()` into `STORE_CLOSED` for long-lived iterables. */
-  async *#guard<T>(source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
-    try {
-      for await (const item of source) {
-        yield item;
-        if (this.#closed) throw new StoreClosedError();
-      }
-    } catch (error) {
-      if (this.#closed) throw error instanceof StoreClosedError ? error : new StoreClosedError();
-      this.#writes.noteError(error);
-      throw error;
-    }
+    const ctx = this.#reads.use();
+    return this.#reads.guard(watch.watchChanges(ctx, () => this.#closed, o));
   }
 
   // Lifecycle -------------------------------------------------------------------------------

@@ -58,14 +58,18 @@ async function* rawExport(path: string): AsyncGenerator<unknown> {
   }
 }
 
-process.once("message", async (request: { mode: "store" | "raw"; path: string }) => {
+/** `store`: the store as a short-lived process opens it (the export runs on its thread); `pool`: its read worker warmed first, so the export streams from it. */
+export type ExportMode = "store" | "pool" | "raw";
+
+process.once("message", async (request: { mode: ExportMode; path: string }) => {
   let report: ExportWorkerReport;
   try {
     let source: AsyncIterable<unknown>;
     let close = async () => {};
-    if (request.mode === "store") {
+    if (request.mode !== "raw") {
       const store = await openSessionStore({ path: request.path });
       close = () => store.close();
+      if (request.mode === "pool") await store.readPool?.warmUp(1);
       const exportStream = (store as unknown as { exportStream?: (o?: object) => AsyncIterable<unknown> })
         .exportStream;
       if (typeof exportStream !== "function") {

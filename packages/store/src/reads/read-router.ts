@@ -1,0 +1,195 @@
+import type { SearchHit, SearchMessagesOptions } from "@hermes/core";
+import { StoreClosedError, throwIfAborted } from "@hermes/core";
+import { abortable } from "../abortable-iterable.js";
+import type { ReadOnlyStoreState } from "../open-read-only-store.js";
+import * as search from "../operations/search.js";
+import { type ReadPool, WARM_AFTER_MS } from "../read-pool/read-pool.js";
+import { isCloneError } from "../read-pool/read-routing.js";
+import { mapSqliteError } from "../sqlite-errors.js";
+import type { StoreContext } from "../store-context.js";
+import type { WriteQueue } from "../write/write-queue.js";
+import { InlineReads } from "./inline-reads.js";
+
+/** What the router needs of its store. */
+export interface ReadRouterParts {
+  readonly ctx: StoreContext;
+  readonly writes: WriteQueue;
+  readonly readOnly: ReadOnlyStoreState | undefined;
+  readonly pool: ReadPool | undefined;
+  /** Whether the store was closed (every read then rejects with `STORE_CLOSED`). */
+  closed(): boolean;
+}
+
+/**
+ * Where a read of the store runs: in a read-pool worker when one is ready, else the operation
+ * function on this thread (which counts toward starting the first worker); reads cheaper than a
+ * worker's round trip stay here (`inline-reads.ts`). Also the checks
+ * every read shares: the store is open, the `signal` has not aborted, a read-only snapshot is
+ * brought up to date, and a damaged file seen by a read stops later writes.
+ */
+export class ReadRouter {
+  readonly #p: ReadRouterParts;
+  readonly #inline = new InlineReads();
+
+  constructor(parts: ReadRouterParts) {
+    this.#p = parts;
+  }
+
+  /** The store's context, or `STORE_CLOSED`. */
+  use(): StoreContext {
+    if (this.#p.closed()) throw new StoreClosedError();
+    return this.#p.ctx;
+  }
+
+  /** The context for a read outside {@link run}: a read-only snapshot is brought up to date first. */
+  fresh(): StoreContext {
+    const ctx = this.use();
+    try {
+      this.#p.readOnly?.file.refresh();
+    } catch (error) {
+      throw mapSqliteError(error, ctx.path);
+    }
+    return ctx;
+  }
+
+  /** The pool when a worker is ready to take a read now. */
+  #ready(): ReadPool | undefined {
+    return this.#p.pool?.available() ? this.#p.pool : undefined;
+  }
+
+  /** `method(...args)` in a worker, or `undefined` when the read must run here (no worker ready yet). */
+  async #viaPool<T>(
+    method: string,
+    args: unknown[],
+    signal?: AbortSignal,
+  ): Promise<{ value: T } | undefined> {
+    const pool = this.#ready();
+    if (pool === undefined) return undefined;
+    try {
+      return { value: await pool.call<T>(method, args, signal) };
+    } catch (error) {
+      // Arguments that cannot cross threads: in-thread, the same call says what is wrong with them.
+      if (isCloneError(error)) return undefined;
+      this.#p.writes.noteError(error);
+      throw error;
+    }
+  }
+
+  /** Runs a read: in a worker as `method(...args)` when the pool has one ready, else `fn` here. */
+  async run<T>(
+    fn: (ctx: StoreContext) => T,
+    method?: string,
+    args?: unknown[],
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const ctx = this.use();
+    throwIfAborted(signal);
+    const pool = this.#p.pool;
+    const inline = method !== undefined && pool !== undefined && this.#inline.wants(method, args ?? []);
+    if (method !== undefined && pool !== undefined && !inline) {
+      const pooled = await this.#viaPool<T>(method, args ?? [], signal);
+      if (pooled !== undefined) return pooled.value;
+    }
+    const started = pool === undefined ? 0 : performance.now();
+    try {
+      this.#p.readOnly?.file.refresh();
+      const value = fn(ctx);
+      throwIfAborted(signal); // in-thread, a query cannot be interrupted: its answer is dropped
+      return value;
+    } catch (error) {
+      // A damaged file seen by a read stops every later write and checkpoint of this store.
+      this.#p.writes.noteError(error);
+      throw mapSqliteError(error, ctx.path);
+    } finally {
+      const ms = performance.now() - started;
+      pool?.noteInThread(ms);
+      if (inline) this.#inline.note(method, ms);
+    }
+  }
+
+  /** `exportSessionMarkdown`: in a worker when one is ready (no signal), else `fn` here. */
+  async runAsync<T>(method: string, args: unknown[], fn: (ctx: StoreContext) => Promise<T>): Promise<T> {
+    if (this.#p.pool !== undefined) {
+      this.use();
+      const pooled = await this.#viaPool<T>(method, args);
+      if (pooled !== undefined) return pooled.value;
+    }
+    return fn(this.fresh());
+  }
+
+  /** A search: in a worker when `inWorker()` says it may (the store's rule) and one is ready, else here. */
+  async search(
+    query: string,
+    rest: SearchMessagesOptions | undefined,
+    signal: AbortSignal | undefined,
+    inWorker: () => Promise<boolean>,
+  ): Promise<SearchHit[]> {
+    this.use();
+    throwIfAborted(signal);
+    const pool = this.#p.pool;
+    if (pool !== undefined && (await inWorker())) {
+      const pooled = await this.#viaPool<SearchHit[]>("searchMessages", [query, rest], signal);
+      if (pooled !== undefined) return pooled.value;
+    }
+    const started = performance.now();
+    try {
+      const hits = await search.searchMessages(this.fresh(), query, rest);
+      pool?.noteInThread(performance.now() - started);
+      throwIfAborted(signal);
+      return hits;
+    } catch (error) {
+      this.#p.writes.noteError(error);
+      throw error;
+    }
+  }
+
+  /**
+   * A stream: a worker's `method(...args)` when one is ready, else `inThread()` (which, long
+   * enough to start a worker, counts as such); checked against `signal` before each item and
+   * guarded against `close()`.
+   */
+  stream<T>(
+    method: string,
+    args: unknown[],
+    signal: AbortSignal | undefined,
+    inThread: () => AsyncIterable<T>,
+  ): AsyncIterable<T> {
+    const source = this.#ready()?.stream<T>(method, args, signal);
+    if (source === undefined) this.#p.pool?.noteInThread(WARM_AFTER_MS);
+    return this.guard(abortable(source ?? inThread(), signal));
+  }
+
+  /**
+   * The source of a stream consumed inside one operation (`exportJsonl`'s events): chosen now,
+   * opened when the operation asks for it.
+   */
+  streamSource<T, A>(
+    method: string,
+    args: unknown[],
+    signal: AbortSignal | undefined,
+    inThread: (arg: A) => AsyncIterable<T>,
+  ): (arg: A) => AsyncIterable<T> {
+    const pool = this.#ready();
+    if (pool === undefined) this.#p.pool?.noteInThread(WARM_AFTER_MS);
+    return (arg) => abortable(pool?.stream<T>(method, args, signal) ?? inThread(arg), signal);
+  }
+
+  /** @internal Methods the cheap-read guard sent to the pool (tests). */
+  get demoted(): ReadonlySet<string> {
+    return this.#inline.demoted;
+  }
+
+  /** Turns a failure after `close()` into `STORE_CLOSED` for long-lived iterables. */
+  async *guard<T>(source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
+    try {
+      for await (const item of source) {
+        yield item;
+        if (this.#p.closed()) throw new StoreClosedError();
+      }
+    } catch (error) {
+      if (this.#p.closed()) throw error instanceof StoreClosedError ? error : new StoreClosedError();
+      this.#p.writes.noteError(error);
+      throw error;
+    }
+  }
+}
