@@ -200,7 +200,10 @@ describe("short-CJK index: newest first", () => {
 describe("short-CJK index: when it cannot be brought up to date", () => {
   it("answers with the reference's scan while another connection holds the write lock past the deadline", async () => {
     const path = join(tempDir(), "state.db");
-    const store = await openSessionStore({ path, writeDeadlineMs: 150 });
+    // Distinct timestamps: three appends can land in one millisecond, and on a tie the
+    // reference's scan orders by id ascending, which would put "测试一" first.
+    let now = 1_700_000_000;
+    const store = await openSessionStore({ path, writeDeadlineMs: 150, clock: () => (now += 0.001) });
     opened.push(store);
     await store.createSession({ id: "s", source: "cli" });
     const a = await store.appendMessage({ sessionId: "s", role: "user", content: "测试一" });
