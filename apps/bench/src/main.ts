@@ -45,7 +45,9 @@ function runScenarioProcess(request: ScenarioRequest): Promise<ScenarioReply> {
     child.on("message", (m: ScenarioReply) => {
       reply = m;
     });
-    child.on("exit", (code, signal) => {
+    // "close", not "exit": "exit" may come before the child's last IPC message has been
+    // delivered (the report is sent just before the child exits), which read as a lost report.
+    child.on("close", (code, signal) => {
       resolvePromise(
         reply ?? {
           type: "error",
