@@ -78,14 +78,26 @@ function typedPool(pool: pg.Pool): PostgresPool {
       const client = await pool.connect();
       let wrapper = wrappers.get(client);
       if (wrapper === undefined) {
+        // Whether this connection's session runs with plan_cache_mode = force_generic_plan.
+        let generic = false;
         wrapper = {
-          query: ((text: string, values: readonly unknown[]) =>
-            client.query({
+          query: (async (text: string, values: readonly unknown[]) => {
+            const prepared = text.startsWith(PREPARED);
+            // Prepared statements are planned once (generic plan): left on `auto`, the server
+            // re-plans a search each call (its custom plans look cheaper than the generic one,
+            // which is the same plan). Other statements with parameters keep custom plans
+            // (e.g. LIKE prefixes need the value); parameterless ones are unaffected.
+            if (prepared !== generic && (prepared || values.length > 0)) {
+              await client.query(prepared ? "SET plan_cache_mode = force_generic_plan" : "RESET plan_cache_mode");
+              generic = prepared;
+            }
+            return client.query({
               text,
               values: values as unknown[],
               types: TYPES,
-              ...(text.startsWith(PREPARED) ? { name: preparedName(text) } : {}),
-            })) as unknown as PostgresPoolClient["query"],
+              ...(prepared ? { name: preparedName(text) } : {}),
+            });
+          }) as unknown as PostgresPoolClient["query"],
           release: (destroy?: boolean) => client.release(destroy),
         };
         wrappers.set(client, wrapper);

@@ -19,8 +19,15 @@ export interface WordToken {
   readonly end: number;
 }
 
-/** Case-folds a word and removes its diacritics, as `unicode61` does. */
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * Case-folds a word and removes its diacritics, as `unicode61` does. ASCII words (most of them)
+ * have neither marks nor decompositions: lower-cased only, which keeps tokenizing (appends,
+ * snippets) cheap.
+ */
 function fold(word: string): string {
+  if (ASCII.test(word)) return word.toLowerCase();
   return word.toLowerCase().normalize("NFD").replace(MARKS, "");
 }
 
