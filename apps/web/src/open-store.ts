@@ -34,7 +34,10 @@ export async function openServedStore(target: ServedDatabase): Promise<SessionSt
   }
   if (!isFile) throw new WebServerError("NO_DATABASE", `${db} is not a database file`);
   // Read-only: nothing written, no -wal/-shm it would not need, no sidecar folder, no chmod.
-  return openSessionStore(readOnly ? { path: db, readOnly } : { path: db });
+  // The read workers start before the server answers: no search runs on its thread meanwhile.
+  return openSessionStore(
+    readOnly ? { path: db, readOnly, warmReaders: true } : { path: db, warmReaders: true },
+  );
 }
 
 async function openPostgres(url: string, readOnly: boolean): Promise<SessionStore> {

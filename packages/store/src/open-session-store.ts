@@ -141,12 +141,19 @@ export interface OpenSessionStoreOptions {
    * Worker threads that run this store's reads (searches, listings, messages, exports and
    * iterators, counts, stats, lineage), each with its own read-only connection to the file, so
    * that a long query never blocks this thread (default `min(availableParallelism(), 4)`).
-   * Workers start on demand (the first once reads here took 20 ms in all); until one is ready,
-   * reads run on this thread. `0`: every
+   * Workers start on demand (the first once reads here took 20 ms in all; all at open with
+   * `warmReaders`); until one is ready, reads run on this thread. `0`: every
    * read runs on this thread. A read-only store has workers when SQLite shares the file with it
    * (`access.readOnlyAccess` `shared`), and reads on this thread from a snapshot. See the README.
    */
   readers?: number;
+  /**
+   * `true`: start all `readers` workers while opening, and resolve once they are ready (a few
+   * hundred ms of CPU, on their own threads), so that no read of a server runs on its thread
+   * while the first worker loads. Default `false`: workers start on demand. No effect when the
+   * store has no pool (`readers: 0`, a read-only store reading a snapshot).
+   */
+  warmReaders?: boolean;
   /** Clock in Unix epoch seconds; for tests. */
   clock?: () => number;
 }
@@ -187,6 +194,16 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export async function openSessionStore(
   optionsOrPath: OpenSessionStoreOptions | string = {},
 ): Promise<SessionStore> {
+  const store = await openWithoutWorkers(optionsOrPath);
+  if (typeof optionsOrPath === "object" && optionsOrPath.warmReaders === true) {
+    const pool = store.readPool;
+    await pool?.warmUp(pool.size);
+  }
+  return store;
+}
+
+/** {@link openSessionStore} up to the store, before any read worker runs. */
+async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | string): Promise<SessionStore> {
   const options = typeof optionsOrPath === "string" ? { path: optionsOrPath } : optionsOrPath;
   if (typeof options !== "object" || options === null) {
     throw new InvalidArgumentError("options", "openSessionStore options must be an object or a path");
@@ -221,6 +238,9 @@ export async function openSessionStore(
     throw new InvalidArgumentError("cjkIndex", 'cjkIndex must be "lazy", "eager" or "off"');
   }
   const readers = readersOption(options.readers);
+  if (options.warmReaders !== undefined && typeof options.warmReaders !== "boolean") {
+    throw new InvalidArgumentError("warmReaders", "warmReaders must be a boolean");
+  }
   refuseSymlinks(path);
   if (options.readOnly === true) {
     if (!(await preflightDatabaseFile(path))) {

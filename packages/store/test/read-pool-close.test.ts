@@ -4,27 +4,37 @@ import { startChild } from "./helpers/child-process.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 describe("read pool: close", () => {
-  it("close ends every worker and leaves no thread or handle: the process exits by itself", async () => {
-    const child = startChild("pool-reader.mjs", [join(tempDir("hermes-pool-"), "state.db")]);
-    // A worker left running would keep the child alive: it is killed after 30 s and fails here.
-    const timer = setTimeout(() => child.process.kill("SIGKILL"), 30_000);
-    const { code, signal, stderr } = await child.exited;
-    clearTimeout(timer);
-    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
-    const result = child.result<{
-      hits: number;
-      streamed: number;
-      served: number;
-      started: boolean[];
-      endedAfterClose: boolean[];
-      resources: string[];
-    }>();
-    expect(result.started).toEqual([true, true]);
-    expect(result.endedAfterClose).toEqual([true, true]);
-    expect(result.hits).toBe(3);
-    expect(result.streamed).toBe(3);
-    // The search, the stream's opening and its batch were answered by workers.
-    expect(result.served).toBeGreaterThanOrEqual(3);
-    expect(result.resources.filter((r) => /Worker|MessagePort/.test(r))).toEqual([]);
-  }, 60_000);
+  it.each([
+    { how: "warm-up", readyAtOpen: 0 },
+    { how: "warm-open", readyAtOpen: 2 },
+  ])(
+    "close ends every worker and leaves no thread or handle: the process exits by itself ($how)",
+    async ({ how, readyAtOpen }) => {
+      const child = startChild("pool-reader.mjs", [join(tempDir("hermes-pool-"), "state.db"), how]);
+      // A worker left running would keep the child alive: it is killed after 30 s and fails here.
+      const timer = setTimeout(() => child.process.kill("SIGKILL"), 30_000);
+      const { code, signal, stderr } = await child.exited;
+      clearTimeout(timer);
+      expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
+      const result = child.result<{
+        readyAtOpen: number;
+        hits: number;
+        streamed: number;
+        served: number;
+        started: boolean[];
+        endedAfterClose: boolean[];
+        resources: string[];
+      }>();
+      // warmReaders: both workers were ready when the open resolved, before any read.
+      expect(result.readyAtOpen).toBe(readyAtOpen);
+      expect(result.started).toEqual([true, true]);
+      expect(result.endedAfterClose).toEqual([true, true]);
+      expect(result.hits).toBe(3);
+      expect(result.streamed).toBe(3);
+      // The search, the stream's opening and its batch were answered by workers.
+      expect(result.served).toBeGreaterThanOrEqual(3);
+      expect(result.resources.filter((r) => /Worker|MessagePort/.test(r))).toEqual([]);
+    },
+    60_000,
+  );
 });

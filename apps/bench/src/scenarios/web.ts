@@ -1,6 +1,3 @@
-import { type ChildProcess, fork } from "node:child_process";
-import { once } from "node:events";
-import { get as httpGet } from "node:http";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import { mainDataset, resumeDataset } from "../data/datasets.js";
 import { BIG_SESSION_ID, ensureDataset } from "../data/ensure-dataset.js";
@@ -8,72 +5,9 @@ import { quantile } from "../latency-summary.js";
 import { caseFromSamples, measureAlternating } from "../measure-alternating.js";
 import { latencyChart } from "../report/render-chart.js";
 import type { CaseResult, Scenario } from "../scenario.js";
-import type { WebWorkerReply, WebWorkerRequest } from "../workers/web-server-worker.js";
 import { SEARCH_QUERIES } from "./search.js";
-
-/** The server in its own process (see web-server-worker.ts). */
-class ServerProcess {
-  private constructor(
-    readonly child: ChildProcess,
-    readonly origin: string,
-    readonly token: string,
-  ) {}
-
-  static async start(db: string): Promise<ServerProcess> {
-    const child = fork(new URL("../workers/web-server-worker.js", import.meta.url), [], { stdio: "inherit" });
-    child.send({ type: "start", db } satisfies WebWorkerRequest);
-    const [reply] = (await once(child, "message")) as [WebWorkerReply];
-    if (reply.type !== "listening") throw new Error(`web server worker: ${JSON.stringify(reply)}`);
-    return new ServerProcess(child, reply.origin, reply.token);
-  }
-
-  resetLoop(): void {
-    this.child.send({ type: "loop-reset" } satisfies WebWorkerRequest);
-  }
-
-  async readLoop(): Promise<Extract<WebWorkerReply, { type: "loop" }>> {
-    this.child.send({ type: "loop-read" } satisfies WebWorkerRequest);
-    const [reply] = (await once(this.child, "message")) as [WebWorkerReply];
-    if (reply.type !== "loop") throw new Error(`web server worker: ${JSON.stringify(reply)}`);
-    return reply;
-  }
-
-  async stop(): Promise<void> {
-    this.child.send({ type: "stop" } satisfies WebWorkerRequest);
-    await once(this.child, "exit");
-  }
-}
-
-/**
- * GETs a path over a fresh loopback connection (no keep-alive: a socket the server closed while
- * the baseline side ran would fail the next call) and returns the bytes as sent on the wire.
- */
-function call(
-  server: ServerProcess,
-  path: string,
-  encoding = "gzip",
-): Promise<{ bytes: Buffer; encoding: string | null }> {
-  return new Promise((resolve, reject) => {
-    const req = httpGet(
-      `${server.origin}${path}`,
-      { agent: false, headers: { authorization: `Bearer ${server.token}`, "accept-encoding": encoding } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          if ((res.statusCode ?? 0) >= 400) reject(new Error(`${path}: HTTP ${res.statusCode}`));
-          else
-            resolve({
-              bytes: Buffer.concat(chunks),
-              encoding: (res.headers["content-encoding"] as string) ?? null,
-            });
-        });
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-  });
-}
+import { searchBurstCase } from "./web-search-burst.js";
+import { call, ServerProcess } from "./web-server-process.js";
 
 /** Bytes on the wire of the first page load: the page, its stylesheet, its script and the chunks that script imports. */
 async function firstLoad(server: ServerProcess, encoding: "br" | "gzip") {
@@ -137,7 +71,7 @@ export const webScenario: Scenario = {
   name: "web",
   title: "Session browser: API calls, first page load, event loop during searches",
   description:
-    "HTTP calls of `hermes-sessions serve` (first sessions page, next page, each search query type, a 20,000-message conversation a page at a time) over loopback, next to the same store calls made directly; bytes of the first page load; event-loop delay of the server's process while searches run.",
+    "HTTP calls of `hermes-sessions serve` (first sessions page, next page, each search query type, a 20,000-message conversation a page at a time) over loopback, next to the same store calls made directly; bytes of the first page load; event-loop delay of the server's process while searches run, one at a time and as a burst of concurrent searches on a freshly started server (read workers warmed at start, next to started on demand).",
   async run(ctx) {
     const plan: Plan = ctx.quick
       ? { warmup: 1, iterations: 6, rounds: 2, budgetMs: 10_000 }
@@ -148,6 +82,7 @@ export const webScenario: Scenario = {
     const notes: string[] = [];
     const firstLoads: Record<string, Awaited<ReturnType<typeof firstLoad>>> = {};
     let loopMaxMs = Number.NaN;
+    let burstExtra: CaseResult["extra"];
     let store: SessionStore | undefined;
     let server: ServerProcess | undefined;
     try {
@@ -193,6 +128,14 @@ export const webScenario: Scenario = {
         cases.push(c);
         loopMaxMs = Math.max(Number.isNaN(loopMaxMs) ? 0 : loopMaxMs, Number(c.extra?.loopDelayMaxMs ?? 0));
       }
+      // Fresh servers of their own, while this store keeps the file open (as the agent would):
+      // the served read-only store then reads through its workers.
+      const burstCase = await searchBurstCase(
+        main.path,
+        ctx.quick ? { clients: 2, rounds: 1 } : { clients: 4, rounds: 2 },
+      );
+      cases.push(burstCase);
+      burstExtra = burstCase.extra;
       for (const encoding of ["br", "gzip"] as const)
         firstLoads[encoding] = await firstLoad(server, encoding);
       await server.stop();
@@ -248,7 +191,8 @@ export const webScenario: Scenario = {
         "Ours: the HTTP call over loopback to the server in its own process (a new connection per call, gzip-encoded JSON, the body read whole); baseline: the same store call made directly in the bench's process. The ratio is what HTTP, JSON and compression add.",
         "The page shows at most 300 messages of a conversation at once; it reads them 100 at a time.",
         "The file carries the store's search index, caught up before the cases: the unfiltered sessions pages are proven from its timestamp blocks, the filtered one orders the sessions its filters keep.",
-        `Event loop of the server's process while the searches ran: longest delay ${loopMaxMs.toFixed(0)} ms (per-case p99 and max in loopDelay*; the server's read-only store reads in the read pool's workers, on its own thread until a worker is ready).`,
+        `Event loop of the server's process while the searches ran one at a time: longest delay ${loopMaxMs.toFixed(0)} ms (per-case p99 and max in loopDelay*; the server's read-only store reads in the read pool's workers, which it starts before it listens).`,
+        `Search burst: a server started for it, its first requests the search mix from several clients at once; ours is \`serve\` as it is (the store opened with warmReaders: every read worker ready before it listens), the baseline the same server on a store whose workers start on demand (reads on the server's thread until one is ready, as before). Event-loop delay of the server's process per server run (p50 / p99 / max): warm ${burstCase.extra?.["warm.loopP50Ms"]} / ${burstCase.extra?.["warm.loopP99Ms"]} / ${burstCase.extra?.["warm.loopMaxMs"]} ms, on demand ${burstCase.extra?.["onDemand.loopP50Ms"]} / ${burstCase.extra?.["onDemand.loopP99Ms"]} / ${burstCase.extra?.["onDemand.loopMaxMs"]} ms; start to listening ${burstCase.extra?.["warm.startMs"]} ms warm, ${burstCase.extra?.["onDemand.startMs"]} ms on demand.`,
         ...Object.entries(firstLoads).map(
           ([enc, l]) =>
             `First page load (${enc}): ${((l.js + l.css + l.html) / 1024).toFixed(1)} KB (JS ${(l.js / 1024).toFixed(1)} KB, CSS ${(l.css / 1024).toFixed(1)} KB, HTML ${(l.html / 1024).toFixed(1)} KB, ${l.files} files); the chart library loads with the Usage page only.`,
@@ -272,6 +216,7 @@ export const webScenario: Scenario = {
         conversation: big.spec,
         firstLoads,
         searchLoopDelayMaxMs: loopMaxMs,
+        searchBurst: burstExtra,
       },
     };
   },

@@ -1,13 +1,16 @@
 // Opens a store with a read pool, reads through its workers (calls and a stream), closes it and
 // then does nothing: it must exit by itself. Prints one JSON line: the active resources after
-// close and what the reads returned. argv: <db path>
+// close and what the reads returned. argv: <db path> [warm-open] (workers started by the
+// `warmReaders` option of the open rather than by `readPool.warmUp`)
 import { openSessionStore } from "@hermes/store";
 
-const [path] = process.argv.slice(2);
-const store = await openSessionStore({ path, readers: 2 });
+const [path, how] = process.argv.slice(2);
+const warmOpen = how === "warm-open";
+const store = await openSessionStore({ path, readers: 2, ...(warmOpen ? { warmReaders: true } : {}) });
+const readyAtOpen = store.readPool.readyWorkers;
 await store.createSession({ id: "s1", source: "cli" });
 await store.appendMessages([1, 2, 3].map((i) => ({ sessionId: "s1", role: "user", content: `deploy ${i}` })));
-await store.readPool.warmUp(2);
+if (!warmOpen) await store.readPool.warmUp(2);
 const hits = (await store.searchMessages("deploy")).length;
 let streamed = 0;
 for await (const _ of store.iterMessages("s1")) streamed++;
@@ -18,4 +21,6 @@ await store.close();
 // A worker's threadId is -1 once its thread has ended.
 const endedAfterClose = workers.map((w) => w?.threadId === -1);
 const resources = process.getActiveResourcesInfo();
-process.stdout.write(`${JSON.stringify({ hits, streamed, served, started, endedAfterClose, resources })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ readyAtOpen, hits, streamed, served, started, endedAfterClose, resources })}\n`,
+);
