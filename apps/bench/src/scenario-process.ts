@@ -3,6 +3,7 @@
  * one does not end the run. The parent (`main.ts`) sends the context and receives the outcome.
  */
 import { mkdirSync, rmSync } from "node:fs";
+import { peakRssMb } from "./peak-rss.js";
 import type { ScenarioContext, ScenarioOutcome } from "./scenario.js";
 import { SCENARIOS } from "./scenarios/index.js";
 
@@ -20,8 +21,6 @@ export interface ScenarioRequest {
 export type ScenarioReply =
   | { type: "result"; outcome: ScenarioOutcome; durationMs: number; peakRssMb: number }
   | { type: "error"; message: string; stack?: string; durationMs: number; peakRssMb: number };
-
-const peakRssMb = () => Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
 
 process.once("message", async (request: ScenarioRequest) => {
   const started = performance.now();

@@ -4,6 +4,7 @@
  * and one query per session) and serializes each as a JSONL line.
  */
 import { openSessionStore } from "@hermes/store";
+import { peakRssMb } from "../peak-rss.js";
 import { openRawConnection } from "../raw-connection.js";
 import { isNotImplemented } from "../store-capability.js";
 
@@ -19,8 +20,6 @@ export type ExportWorkerReport =
     }
   | { type: "unavailable"; reason: string; peakRssMb: number }
   | { type: "error"; reason: string; peakRssMb: number };
-
-const peakRssMb = () => Math.round((process.resourceUsage().maxRSS / 1024) * 10) / 10;
 
 function parseToolCalls(text: unknown): unknown {
   if (typeof text !== "string" || text === "") return null;
