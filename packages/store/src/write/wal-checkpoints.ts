@@ -1,4 +1,5 @@
 import type { DatabaseConnection } from "../database-connection.js";
+import type { CheckpointMode, CheckpointOutcome, CheckpointThread } from "./checkpoint-thread.js";
 import type { CorruptionGuard } from "./corruption-guard.js";
 import type { WritePolicy } from "./write-policy.js";
 import type { WriteStats } from "./write-stats.js";
@@ -14,6 +15,11 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  *   to TRUNCATE checkpoints before the next group, holding this process's writes back for at most
  *   `walPauseBudgetMs` so the readers' snapshots move on.
  * Nothing is checkpointed once the file was found damaged.
+ *
+ * With a {@link CheckpointThread}, these checkpoints run there instead of on this connection (the
+ * caller's thread): the periodic and RESTART ones are started and not waited for (at most one
+ * running and one waiting there; a request past that is dropped, the next trigger asks again), an escalation waits
+ * for its TRUNCATE on timers, writes held back as before. They count when started.
  */
 export class WalCheckpoints {
   readonly #conn: DatabaseConnection;
@@ -33,6 +39,7 @@ export class WalCheckpoints {
   #lastSize = 0;
   /** Committed transactions that wrote something since the last periodic checkpoint. */
   #sinceCheckpoint = 0;
+  readonly #thread: CheckpointThread | undefined;
 
   constructor(
     conn: DatabaseConnection,
@@ -40,8 +47,10 @@ export class WalCheckpoints {
     walSize: () => number,
     stats: WriteStats,
     guard: CorruptionGuard,
+    thread?: CheckpointThread,
   ) {
     this.#conn = conn;
+    this.#thread = thread;
     this.#policy = policy;
     this.#walSize = walSize;
     this.#stats = stats;
@@ -62,7 +71,7 @@ export class WalCheckpoints {
     const every = this.#policy.checkpointEvery;
     if (every > 0 && this.#sinceCheckpoint >= every) {
       this.#sinceCheckpoint = 0;
-      this.checkpoint("PASSIVE");
+      this.#background("PASSIVE");
     }
     this.#watch();
   }
@@ -81,9 +90,39 @@ export class WalCheckpoints {
     if (size > this.#stats.walBytesMax) this.#stats.walBytesMax = size;
     if (size > this.#escalateAt) this.#pressure = true;
     else if (grew && size > this.#policy.walRestartBytes) {
-      this.#stats.walRestarts++;
-      this.checkpoint("RESTART");
+      if (this.#background("RESTART")) this.#stats.walRestarts++;
     }
+  }
+
+  /** `mode` on the thread when there is one (not waited for; `false`: dropped), else here. */
+  #background(mode: "PASSIVE" | "RESTART"): boolean {
+    const thread = this.#thread;
+    if (thread === undefined) {
+      this.checkpoint(mode);
+      return true;
+    }
+    // Bounded: one running and one waiting; a RESTART while another is pending would do nothing more.
+    if (thread.pending >= 2 || (mode === "RESTART" && thread.blocksWriters) || this.#guard.corrupted) {
+      return false;
+    }
+    this.#stats.checkpoints++;
+    void thread.run(mode).then((outcome) => this.#noteOutcome(outcome));
+    return true;
+  }
+
+  /** A checkpoint that failed on the thread: a damaged file stops all writing, as here. */
+  #noteOutcome(outcome: CheckpointOutcome): boolean {
+    if (outcome.kind === "failed") this.#guard.noteError(outcome.error);
+    return outcome.kind === "done";
+  }
+
+  /**
+   * Whether a checkpoint running on the thread holds writers off (RESTART, TRUNCATE wait for
+   * readers with the write lock): a write then meets a busy lock, and waits on timers, not in
+   * SQLite's busy handler.
+   */
+  get blocksWriters(): boolean {
+    return this.#thread?.blocksWriters ?? false;
   }
 
   /**
@@ -98,7 +137,7 @@ export class WalCheckpoints {
     const started = performance.now();
     let backoff = 1;
     for (;;) {
-      const done = this.checkpoint("TRUNCATE");
+      const done = await this.#escalate("TRUNCATE");
       const size = this.#walSize();
       if (done || size <= this.#policy.walMaxBytes) {
         this.#escalateAt = this.#policy.walMaxBytes;
@@ -111,6 +150,15 @@ export class WalCheckpoints {
       await sleep(backoff);
       backoff = Math.min(backoff * 2, 16);
     }
+  }
+
+  /** One checkpoint of an escalation: on the thread (waited for on timers) when there is one. */
+  async #escalate(mode: CheckpointMode): Promise<boolean> {
+    const thread = this.#thread;
+    if (thread === undefined) return this.checkpoint(mode);
+    if (this.#guard.corrupted) return false;
+    this.#stats.checkpoints++;
+    return this.#noteOutcome(await thread.run(mode));
   }
 
   /**
