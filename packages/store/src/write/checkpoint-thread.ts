@@ -76,7 +76,9 @@ export class CheckpointThread {
     this.#closed = true;
     const worker = this.#worker;
     if (worker === undefined) return;
-    worker.postMessage("close");
+    // Terminating takes effect once a running checkpoint returns to JavaScript (SQLite is not
+    // interrupted mid-call); its connection closes with the thread.
+    await worker.terminate();
     await this.#ended;
   }
 

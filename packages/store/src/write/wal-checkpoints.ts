@@ -17,9 +17,10 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * Nothing is checkpointed once the file was found damaged.
  *
  * With a {@link CheckpointThread}, these checkpoints run there instead of on this connection (the
- * caller's thread): the periodic and RESTART ones are started and not waited for (at most one
- * running and one waiting there; a request past that is dropped, the next trigger asks again), an escalation waits
- * for its TRUNCATE on timers, writes held back as before. They count when started.
+ * caller's thread): the periodic ones are started and not waited for (at most one running and
+ * one waiting there; a request past that is dropped, the next trigger asks again); writes wait on
+ * timers for a RESTART there ({@link restarting}) and for an escalation's TRUNCATE, held back as
+ * before. They count when started.
  */
 export class WalCheckpoints {
   readonly #conn: DatabaseConnection;
@@ -40,6 +41,7 @@ export class WalCheckpoints {
   /** Committed transactions that wrote something since the last periodic checkpoint. */
   #sinceCheckpoint = 0;
   readonly #thread: CheckpointThread | undefined;
+  #restarting: Promise<unknown> | undefined;
 
   constructor(
     conn: DatabaseConnection,
@@ -106,8 +108,21 @@ export class WalCheckpoints {
       return false;
     }
     this.#stats.checkpoints++;
-    void thread.run(mode).then((outcome) => this.#noteOutcome(outcome));
+    const running = thread.run(mode).then((outcome) => {
+      if (this.#restarting === running) this.#restarting = undefined;
+      return this.#noteOutcome(outcome);
+    });
+    if (mode === "RESTART") this.#restarting = running;
     return true;
+  }
+
+  /**
+   * The RESTART running on the thread, if any: the queue starts no write until it has ended, as
+   * when it ran here between two commits (writes back to back would otherwise keep it from the
+   * lock it waits for, and the WAL would grow on).
+   */
+  get restarting(): Promise<unknown> | undefined {
+    return this.#restarting;
   }
 
   /** A checkpoint that failed on the thread: a damaged file stops all writing, as here. */
@@ -116,14 +131,6 @@ export class WalCheckpoints {
     return outcome.kind === "done";
   }
 
-  /**
-   * Whether a checkpoint running on the thread holds writers off (RESTART, TRUNCATE wait for
-   * readers with the write lock): a write then meets a busy lock, and waits on timers, not in
-   * SQLite's busy handler.
-   */
-  get blocksWriters(): boolean {
-    return this.#thread?.blocksWriters ?? false;
-  }
 
   /**
    * The WAL outgrew its bound: PASSIVE cannot reset it while readers hold snapshots into it.

@@ -217,6 +217,8 @@ export class WriteQueue {
         if (lastGroup > 1 || (lastGroup === 1 && this.#pending.length > 0)) await nextTurn();
         if (this.#pending.length === 0) break;
         if (this.#wal.pressure) await this.#wal.relieve();
+        const restarting = this.#wal.restarting;
+        if (restarting !== undefined) await restarting;
         lastGroup = await this.#runGroup();
       }
     } catch (error) {
@@ -264,12 +266,10 @@ export class WriteQueue {
       if (posted.eager) posted.post(pending);
       this.#stats.attempts++;
       for (const job of group) job.attempts++;
-      // A checkpoint on the checkpoint thread that holds writers off (waiting for readers) would
-      // keep this thread in SQLite's busy handler: try the lock once, wait on timers instead.
       const result =
         group[0]?.kind === "exclusive"
           ? this.#transaction.attemptExclusive(group[0])
-          : posted.posted || this.#wal.blocksWriters
+          : posted.posted
             ? this.#conn.withoutBusyWait(() => this.#transaction.attempt(group))
             : this.#transaction.attempt(group);
       if (turns !== undefined && result.kind !== "busy") {
