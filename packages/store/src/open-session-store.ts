@@ -40,6 +40,7 @@ import { SessionStore, walSize } from "./session-store.js";
 import type { CjkIndexMode } from "./side-index/cjk-side-index.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
+import { CheckpointThread } from "./write/checkpoint-thread.js";
 import { HandoffQueue } from "./write/handoff-queue.js";
 import { referenceSearchIndexRepair } from "./write/search-index-repair.js";
 import { referenceSearchMergePacing } from "./write/search-merge-pacing.js";
@@ -338,6 +339,8 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
       turns,
       shared,
       referenceSearchMergePacing(conn),
+      // Checkpoints off the caller's thread (SQLite's automatic one is turned off below).
+      new CheckpointThread(path, pragmas),
     );
     // Upgrading a big old file holds the write lock for minutes (a million messages
     // re-indexed); a process opening the same file meanwhile waits for it instead of failing.
@@ -350,6 +353,9 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
       onProgress: options.onMigrationProgress,
     });
     tightenPermissions(path);
+    // SQLite would otherwise checkpoint inside every COMMIT once the WAL passes 1,000 pages (on
+    // every commit while readers hold it): `writes` runs the checkpoints on its thread instead.
+    conn.db.pragma("wal_autocheckpoint = 0");
     return new SessionStore(
       conn,
       writes,

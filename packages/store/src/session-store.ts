@@ -68,6 +68,7 @@ import { searchInThread, withoutSignal } from "./read-pool/read-routing.js";
 import { ReadRouter } from "./reads/read-router.js";
 import { type CjkBuildSettings, CjkSideIndex } from "./side-index/cjk-side-index.js";
 import type { StoreContext } from "./store-context.js";
+import type { CheckpointThread } from "./write/checkpoint-thread.js";
 import type { HandoffQueue } from "./write/handoff-queue.js";
 import type { SharedCommits } from "./write/shared-commits.js";
 import type { WriteQueue } from "./write/write-queue.js";
@@ -170,6 +171,11 @@ export class SessionStore implements SessionStoreContract {
   /** @internal The read pool (`undefined` with `readers: 0` or read-only); tests warm it up. */
   get readPool(): ReadPool | undefined {
     return this.#pool;
+  }
+
+  /** @internal The write path's checkpoint thread (`undefined` for a read-only store); tests. */
+  get checkpointThread(): CheckpointThread | undefined {
+    return this.#writes.checkpointThread;
   }
 
   // Sessions ------------------------------------------------------------------------------
@@ -490,6 +496,7 @@ export class SessionStore implements SessionStoreContract {
         return;
       }
       await this.#writes.whenIdle();
+      await this.#writes.closeCheckpointThread();
       // Best effort: TRUNCATE waits only the short busy timeout for readers, then degrades to
       // copying what it can, like PASSIVE (as the reference's close, never an error).
       // Skipped once the file was found damaged (the queue refuses to checkpoint then).

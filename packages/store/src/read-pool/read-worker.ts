@@ -3,6 +3,7 @@
 // batch by batch (the pool asks for the next batch only when it needs it: back-pressure).
 import { parentPort, workerData } from "node:worker_threads";
 import { type ExportStreamOptions, exportFilter } from "@hermes/core";
+import { lowerBackgroundThreadPriority } from "../background-thread-priority.js";
 import { openReadOnlyParts, readOnlyContext } from "../open-read-only-store.js";
 import { exportEvents } from "../portable/export-stream.js";
 import { SessionStore } from "../session-store.js";
@@ -12,6 +13,8 @@ import { serializeError } from "./worker-errors.js";
 const port = parentPort;
 if (port === null) throw new Error("read-worker runs in a worker thread");
 const send = (reply: WorkerReply) => port.postMessage(reply);
+// A read worker competes for the CPU with the caller's thread, whose event loop it must not delay.
+lowerBackgroundThreadPriority();
 
 /** Most items, and most rows (messages) in all, one stream batch carries. */
 const BATCH_ITEMS = 64;

@@ -7,6 +7,7 @@ import { statSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parentPort, workerData } from "node:worker_threads";
 import { catchUpCjkIndex } from "@hermes/search";
+import { lowerBackgroundThreadPriority } from "../background-thread-priority.js";
 import { DatabaseConnection } from "../database-connection.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import { HandoffQueue } from "../write/handoff-queue.js";
@@ -17,6 +18,8 @@ import type { CjkBuildMessage, CjkBuildWorkerData } from "./cjk-build-thread.js"
 const port = parentPort;
 if (port === null) throw new Error("cjk-build-worker runs in a worker thread");
 const data = workerData as CjkBuildWorkerData;
+// The build is background work: the caller's thread keeps the CPU when both want it.
+lowerBackgroundThreadPriority();
 
 class Stopped extends Error {}
 let stopping = false;

@@ -1,4 +1,5 @@
 import type { DatabaseConnection } from "../database-connection.js";
+import type { CheckpointMode, CheckpointOutcome, CheckpointThread } from "./checkpoint-thread.js";
 import type { CorruptionGuard } from "./corruption-guard.js";
 import type { WritePolicy } from "./write-policy.js";
 import type { WriteStats } from "./write-stats.js";
@@ -14,6 +15,12 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  *   to TRUNCATE checkpoints before the next group, holding this process's writes back for at most
  *   `walPauseBudgetMs` so the readers' snapshots move on.
  * Nothing is checkpointed once the file was found damaged.
+ *
+ * With a {@link CheckpointThread}, these checkpoints run there instead of on this connection (the
+ * caller's thread): the periodic ones are started and not waited for (at most one running and
+ * one waiting there; a request past that is dropped, the next trigger asks again); writes wait on
+ * timers for a RESTART there ({@link restarting}) and for an escalation's TRUNCATE, held back as
+ * before. They count when started.
  */
 export class WalCheckpoints {
   readonly #conn: DatabaseConnection;
@@ -33,6 +40,8 @@ export class WalCheckpoints {
   #lastSize = 0;
   /** Committed transactions that wrote something since the last periodic checkpoint. */
   #sinceCheckpoint = 0;
+  readonly #thread: CheckpointThread | undefined;
+  #restarting: Promise<unknown> | undefined;
 
   constructor(
     conn: DatabaseConnection,
@@ -40,8 +49,10 @@ export class WalCheckpoints {
     walSize: () => number,
     stats: WriteStats,
     guard: CorruptionGuard,
+    thread?: CheckpointThread,
   ) {
     this.#conn = conn;
+    this.#thread = thread;
     this.#policy = policy;
     this.#walSize = walSize;
     this.#stats = stats;
@@ -62,7 +73,7 @@ export class WalCheckpoints {
     const every = this.#policy.checkpointEvery;
     if (every > 0 && this.#sinceCheckpoint >= every) {
       this.#sinceCheckpoint = 0;
-      this.checkpoint("PASSIVE");
+      this.#background("PASSIVE");
     }
     this.#watch();
   }
@@ -81,10 +92,45 @@ export class WalCheckpoints {
     if (size > this.#stats.walBytesMax) this.#stats.walBytesMax = size;
     if (size > this.#escalateAt) this.#pressure = true;
     else if (grew && size > this.#policy.walRestartBytes) {
-      this.#stats.walRestarts++;
-      this.checkpoint("RESTART");
+      if (this.#background("RESTART")) this.#stats.walRestarts++;
     }
   }
+
+  /** `mode` on the thread when there is one (not waited for; `false`: dropped), else here. */
+  #background(mode: "PASSIVE" | "RESTART"): boolean {
+    const thread = this.#thread;
+    if (thread === undefined) {
+      this.checkpoint(mode);
+      return true;
+    }
+    // Bounded: one running and one waiting; a RESTART while another is pending would do nothing more.
+    if (thread.pending >= 2 || (mode === "RESTART" && thread.blocksWriters) || this.#guard.corrupted) {
+      return false;
+    }
+    this.#stats.checkpoints++;
+    const running = thread.run(mode).then((outcome) => {
+      if (this.#restarting === running) this.#restarting = undefined;
+      return this.#noteOutcome(outcome);
+    });
+    if (mode === "RESTART") this.#restarting = running;
+    return true;
+  }
+
+  /**
+   * The RESTART running on the thread, if any: the queue starts no write until it has ended, as
+   * when it ran here between two commits (writes back to back would otherwise keep it from the
+   * lock it waits for, and the WAL would grow on).
+   */
+  get restarting(): Promise<unknown> | undefined {
+    return this.#restarting;
+  }
+
+  /** A checkpoint that failed on the thread: a damaged file stops all writing, as here. */
+  #noteOutcome(outcome: CheckpointOutcome): boolean {
+    if (outcome.kind === "failed") this.#guard.noteError(outcome.error);
+    return outcome.kind === "done";
+  }
+
 
   /**
    * The WAL outgrew its bound: PASSIVE cannot reset it while readers hold snapshots into it.
@@ -98,7 +144,7 @@ export class WalCheckpoints {
     const started = performance.now();
     let backoff = 1;
     for (;;) {
-      const done = this.checkpoint("TRUNCATE");
+      const done = await this.#escalate("TRUNCATE");
       const size = this.#walSize();
       if (done || size <= this.#policy.walMaxBytes) {
         this.#escalateAt = this.#policy.walMaxBytes;
@@ -111,6 +157,15 @@ export class WalCheckpoints {
       await sleep(backoff);
       backoff = Math.min(backoff * 2, 16);
     }
+  }
+
+  /** One checkpoint of an escalation: on the thread (waited for on timers) when there is one. */
+  async #escalate(mode: CheckpointMode): Promise<boolean> {
+    const thread = this.#thread;
+    if (thread === undefined) return this.checkpoint(mode);
+    if (this.#guard.corrupted) return false;
+    this.#stats.checkpoints++;
+    return this.#noteOutcome(await thread.run(mode));
   }
 
   /**

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { DatabaseConnection } from "../database-connection.js";
 import { mapSqliteError } from "../sqlite-errors.js";
+import type { CheckpointThread } from "./checkpoint-thread.js";
 import { CorruptionGuard } from "./corruption-guard.js";
 import { GroupTransaction } from "./group-transaction.js";
 import type { HandoffQueue } from "./handoff-queue.js";
@@ -40,7 +41,8 @@ const YIELD_AFTER_MS = 5;
  * - **Event loop.** A caller awaiting one write after another would keep the loop in the
  *   microtask queue; after `YIELD_AFTER_MS` of that, promises settle after a `setImmediate`.
  * - **WAL.** Checkpoints after commits, and escalation when the WAL outgrows its bound
- *   ({@link WalCheckpoints}). A damaged file stops all writing ({@link CorruptionGuard}).
+ *   ({@link WalCheckpoints}), on a {@link CheckpointThread} when given one. A damaged file stops
+ *   all writing ({@link CorruptionGuard}).
  */
 export class WriteQueue {
   readonly #stats: WriteStats = createWriteStats();
@@ -65,6 +67,7 @@ export class WriteQueue {
   readonly #turns: HandoffQueue | undefined;
   /** Group commit with other processes' writers, when on (see SharedCommits). */
   readonly #shared: SharedCommits | undefined;
+  readonly #checkpoints: CheckpointThread | undefined;
 
   constructor(
     conn: DatabaseConnection,
@@ -74,14 +77,16 @@ export class WriteQueue {
     turns?: HandoffQueue,
     shared?: SharedCommits,
     pacing?: MergePacing,
+    checkpoints?: CheckpointThread,
   ) {
     this.#conn = conn;
+    this.#checkpoints = checkpoints;
     this.#turns = turns;
     this.#shared = turns === undefined ? undefined : shared;
     this.#policy = { ...policy, maxGroupSize: Math.max(1, Math.floor(policy.maxGroupSize)) };
     this.#indexRepair = indexRepair;
     this.#guard = new CorruptionGuard(conn.path);
-    this.#wal = new WalCheckpoints(conn, this.#policy, walSize, this.#stats, this.#guard);
+    this.#wal = new WalCheckpoints(conn, this.#policy, walSize, this.#stats, this.#guard, checkpoints);
     this.#posted = new PostedWrites(this.#shared, turns, this.#stats, this.#policy.deadlineMs);
     this.#lock = new LockWait(this.#policy, turns, this.#posted, this.#stats);
     this.#transaction = new GroupTransaction(conn, this.#posted, indexRepair, pacing);
@@ -132,6 +137,16 @@ export class WriteQueue {
   /** Resolves when every queued write has settled. */
   whenIdle(): Promise<void> {
     return this.#idle;
+  }
+
+  /** @internal The checkpoint thread, if this queue has one (tests). */
+  get checkpointThread(): CheckpointThread | undefined {
+    return this.#checkpoints;
+  }
+
+  /** Ends the checkpoint thread, if any, after the checkpoint it is running (the store's close). */
+  async closeCheckpointThread(): Promise<void> {
+    await this.#checkpoints?.close();
   }
 
   /**
@@ -202,6 +217,8 @@ export class WriteQueue {
         if (lastGroup > 1 || (lastGroup === 1 && this.#pending.length > 0)) await nextTurn();
         if (this.#pending.length === 0) break;
         if (this.#wal.pressure) await this.#wal.relieve();
+        const restarting = this.#wal.restarting;
+        if (restarting !== undefined) await restarting;
         lastGroup = await this.#runGroup();
       }
     } catch (error) {

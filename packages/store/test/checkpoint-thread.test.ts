@@ -1,0 +1,80 @@
+import { copyFileSync } from "node:fs";
+import { join } from "node:path";
+import { openSessionStore, type SessionStore } from "@hermes/store";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { startChild } from "./helpers/child-process.js";
+import { tempDir } from "./helpers/temp-dir.js";
+
+const opened: SessionStore[] = [];
+afterEach(async () => {
+  for (const store of opened.splice(0)) await store.close();
+});
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Messages in the database file alone, as a copy without its `-wal` shows them. */
+function messagesInMainFile(path: string): number {
+  const copy = join(tempDir("hermes-ckpt-copy-"), "main-only.db");
+  copyFileSync(path, copy);
+  const db = new Database(copy, { readonly: true });
+  try {
+    return db.prepare("SELECT COUNT(*) FROM messages").pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+describe("checkpoints on the checkpoint thread", { timeout: 120_000 }, () => {
+  it("the periodic checkpoint copies the WAL into the file from the thread, not inside a COMMIT", async () => {
+    const path = join(tempDir("hermes-ckpt-"), "state.db");
+    const store = await openSessionStore({ path, readers: 0 });
+    opened.push(store);
+    await store.createSession({ id: "s", source: "cli" });
+    for (let i = 0; i < 40; i++) await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
+    // Before the 50th transaction nothing was checkpointed: the thread has not started, and the
+    // file alone has none of these messages (SQLite's own checkpoint at COMMIT is off).
+    expect(store.checkpointThread?.worker).toBeUndefined();
+    expect(messagesInMainFile(path)).toBe(0);
+    for (let i = 40; i < 60; i++) await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
+    const thread = store.checkpointThread;
+    expect(thread?.worker?.threadId).toBeGreaterThan(0);
+    for (let i = 0; i < 500 && (thread?.pending ?? 0) > 0; i++) await sleep(10);
+    expect(thread?.pending).toBe(0);
+    expect(store.stats().checkpoints).toBe(1);
+    // The 50th transaction's checkpoint copied what was committed until then.
+    expect(messagesInMainFile(path)).toBeGreaterThanOrEqual(49);
+    expect(await store.messageCount()).toBe(60);
+  });
+
+  it("RESTART checkpoints past 4 MiB of WAL keep it bounded while the writes go on", async () => {
+    const path = join(tempDir("hermes-ckpt-"), "state.db");
+    const store = await openSessionStore({ path, readers: 0, checkpointEvery: 0 });
+    opened.push(store);
+    await store.createSession({ id: "s", source: "cli" });
+    const body = "y".repeat(4000);
+    for (let i = 0; i < 3000; i++) {
+      await store.appendMessage({ sessionId: "s", role: "user", content: `${i} ${body}` });
+    }
+    const stats = store.stats();
+    expect(await store.messageCount()).toBe(3000);
+    // About 30 MB were written; with no periodic checkpoint and SQLite's own off, only the
+    // thread's RESTART checkpoints let the WAL start over.
+    expect(stats.walRestarts).toBeGreaterThan(0);
+    expect(stats.walBytesMax).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it("close() ends the thread: the process exits by itself, no Worker or MessagePort left", async () => {
+    const child = startChild("checkpoint-closer.mjs", [join(tempDir("hermes-ckpt-"), "state.db")]);
+    const timer = setTimeout(() => child.process.kill("SIGKILL"), 30_000);
+    const { code, signal, stderr } = await child.exited;
+    clearTimeout(timer);
+    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
+    const r = child.result<{ started: boolean; ended: boolean; checkpoints: number; resources: string[] }>();
+    expect(r.started).toBe(true);
+    expect(r.ended).toBe(true);
+    // The periodic one on the thread, and close()'s own.
+    expect(r.checkpoints).toBe(2);
+    expect(r.resources.filter((x) => /Worker|MessagePort/.test(x))).toEqual([]);
+  }, 60_000);
+});
