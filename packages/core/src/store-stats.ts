@@ -48,7 +48,7 @@ export interface SqliteStoreStats extends WriteCounters {
    * `servedWrites`).
    */
   writesPerGroupMean: number;
-  /** Checkpoints run (periodic PASSIVE, escalations and at close). */
+  /** Checkpoints started (periodic PASSIVE, escalations and at close); the SQLite store hands them to its checkpoint thread. */
   checkpoints: number;
   /** RESTART checkpoints run because the WAL grew past `walRestartBytes`. */
   walRestarts: number;
