@@ -19,12 +19,8 @@ try {
   openError = { code: sqliteCode(error), message: (error as Error).message };
 }
 
-port.on("message", (m: CheckpointRequest | "close") => {
-  if (m === "close") {
-    conn?.close();
-    port.close();
-    return;
-  }
+// No close message: the store ends this thread with terminate(), and the connection closes with it.
+port.on("message", (m: CheckpointRequest) => {
   let reply: CheckpointReply;
   if (conn === undefined) reply = { id: m.id, ok: false, ...(openError ?? { code: undefined, message: "" }) };
   else {
