@@ -31,12 +31,14 @@ describe("checkpoints on the checkpoint thread", { timeout: 120_000 }, () => {
     const store = await openSessionStore({ path, readers: 0 });
     opened.push(store);
     await store.createSession({ id: "s", source: "cli" });
-    for (let i = 0; i < 40; i++) await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
+    for (let i = 0; i < 40; i++)
+      await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
     // Before the 50th transaction nothing was checkpointed: the thread has not started, and the
     // file alone has none of these messages (SQLite's own checkpoint at COMMIT is off).
     expect(store.checkpointThread?.worker).toBeUndefined();
     expect(messagesInMainFile(path)).toBe(0);
-    for (let i = 40; i < 60; i++) await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
+    for (let i = 40; i < 60; i++)
+      await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
     const thread = store.checkpointThread;
     expect(thread?.worker?.threadId).toBeGreaterThan(0);
     for (let i = 0; i < 500 && (thread?.pending ?? 0) > 0; i++) await sleep(10);
@@ -77,4 +79,23 @@ describe("checkpoints on the checkpoint thread", { timeout: 120_000 }, () => {
     expect(r.checkpoints).toBe(2);
     expect(r.resources.filter((x) => /Worker|MessagePort/.test(x))).toEqual([]);
   }, 60_000);
+
+  it("close() settles while a checkpoint is still running, and the code after it runs", async () => {
+    const path = join(tempDir("hermes-ckpt-"), "state.db");
+    const child = startChild("close-after-writes.mjs", [path]);
+    const timer = setTimeout(() => child.process.kill("SIGKILL"), 60_000);
+    const { code, signal, stderr } = await child.exited;
+    clearTimeout(timer);
+    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
+    // Before terminateWorker about half the runs ended in a close() that never settled (exit
+    // code 13 here, 0 when awaited in a handler): Node let the process end while the
+    // terminated thread was still finishing its I/O.
+    expect(child.lines.map((l) => (JSON.parse(l) as { round: number }).round)).toEqual([1, 2, 3]);
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.prepare("SELECT COUNT(*) FROM messages").pluck().get()).toBe(150);
+    } finally {
+      db.close();
+    }
+  }, 90_000);
 });

@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { AbortedError, BackendError, StoreClosedError } from "@hermes/core";
+import { terminateWorker } from "../terminate-worker.js";
 import type { WorkerReply, WorkerRequest } from "./read-methods.js";
 import { reviveError } from "./worker-errors.js";
 
@@ -310,7 +311,7 @@ export class ReadPool {
     await Promise.all(
       slots.map(async (slot) => {
         this.#end(slot, "the store closed");
-        await slot.worker.terminate();
+        await terminateWorker(slot.worker);
       }),
     );
   }

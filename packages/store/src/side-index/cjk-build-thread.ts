@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { ConnectionPragmas } from "../database-connection.js";
+import { terminateWorker } from "../terminate-worker.js";
 
 /** What the builder's thread is given (`cjk-build-worker.ts`). */
 export interface CjkBuildWorkerData {
@@ -54,7 +55,7 @@ export class CjkBuildThread {
   /** Asks the thread to stop between two transactions; resolves once it has ended. */
   async stop(): Promise<void> {
     this.#worker.postMessage("stop");
-    const timer = setTimeout(() => void this.#worker.terminate(), STOP_GRACE_MS);
+    const timer = setTimeout(() => void terminateWorker(this.#worker), STOP_GRACE_MS);
     try {
       await this.#ended;
     } finally {

@@ -1,6 +1,7 @@
 import { Worker } from "node:worker_threads";
 import type { ConnectionPragmas } from "../database-connection.js";
 import { workerExecArgv } from "../side-index/cjk-build-thread.js";
+import { terminateWorker } from "../terminate-worker.js";
 
 export type CheckpointMode = "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE";
 
@@ -78,7 +79,7 @@ export class CheckpointThread {
     if (worker === undefined) return;
     // Terminating takes effect once a running checkpoint returns to JavaScript (SQLite is not
     // interrupted mid-call); its connection closes with the thread.
-    await worker.terminate();
+    await terminateWorker(worker);
     await this.#ended;
   }
 

@@ -131,7 +131,6 @@ export class WalCheckpoints {
     return outcome.kind === "done";
   }
 
-
   /**
    * The WAL outgrew its bound: PASSIVE cannot reset it while readers hold snapshots into it.
    * TRUNCATE checkpoints (each waits only the busy timeout for readers), retried on timers for
