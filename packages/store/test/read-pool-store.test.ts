@@ -34,6 +34,32 @@ describe("read pool wired into the store", () => {
     }
   });
 
+  it("an in-thread stream starts no worker while it runs; its time counts once it ends", async () => {
+    const store = await openSessionStore({ path: join(tempDir("hermes-pool-"), "state.db"), readers: 1 });
+    try {
+      await store.createSession({ id: "s1", source: "cli" });
+      const body = "x".repeat(2000);
+      await store.appendMessages(
+        Array.from({ length: 3000 }, (_, i) => ({ sessionId: "s1", role: "user", content: `${i} ${body}` })),
+      );
+      const pool = store.readPool!;
+      // No worker is ready, so the export runs in-thread to its end, with no worker started
+      // beside it (one it could not use: a CLI export would pay a thread for nothing) ...
+      const started = performance.now();
+      let messages = 0;
+      for await (const s of store.exportStream()) {
+        messages += s.messages.length;
+        expect(pool.workerAt(0)).toBeUndefined();
+      }
+      expect(messages).toBe(3000);
+      expect(performance.now() - started).toBeGreaterThan(20);
+      // ... and then its time starts the first worker for later reads.
+      expect(pool.workerAt(0)).toBeDefined();
+    } finally {
+      await store.close();
+    }
+  });
+
   it("reads in workers answer as in-thread reads do, and typed errors keep their class", async () => {
     const store = await pooledStore();
     try {

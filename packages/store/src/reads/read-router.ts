@@ -3,7 +3,7 @@ import { StoreClosedError, throwIfAborted } from "@hermes/core";
 import { abortable } from "../abortable-iterable.js";
 import type { ReadOnlyStoreState } from "../open-read-only-store.js";
 import * as search from "../operations/search.js";
-import { type ReadPool, WARM_AFTER_MS } from "../read-pool/read-pool.js";
+import type { ReadPool } from "../read-pool/read-pool.js";
 import { isCloneError } from "../read-pool/read-routing.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
@@ -144,9 +144,9 @@ export class ReadRouter {
   }
 
   /**
-   * A stream: a worker's `method(...args)` when one is ready, else `inThread()` (which, long
-   * enough to start a worker, counts as such); checked against `signal` before each item and
-   * guarded against `close()`.
+   * A stream: a worker's `method(...args)` when one is ready, else `inThread()`, whose time
+   * counts toward starting a worker once it ends (so a worker never starts for the stream it
+   * cannot serve); checked against `signal` before each item and guarded against `close()`.
    */
   stream<T>(
     method: string,
@@ -154,9 +154,8 @@ export class ReadRouter {
     signal: AbortSignal | undefined,
     inThread: () => AsyncIterable<T>,
   ): AsyncIterable<T> {
-    const source = this.#ready()?.stream<T>(method, args, signal);
-    if (source === undefined) this.#p.pool?.noteInThread(WARM_AFTER_MS);
-    return this.guard(abortable(source ?? inThread(), signal));
+    const source = this.#ready()?.stream<T>(method, args, signal) ?? this.#timed(inThread());
+    return this.guard(abortable(source, signal));
   }
 
   /**
@@ -170,8 +169,27 @@ export class ReadRouter {
     inThread: (arg: A) => AsyncIterable<T>,
   ): (arg: A) => AsyncIterable<T> {
     const pool = this.#ready();
-    if (pool === undefined) this.#p.pool?.noteInThread(WARM_AFTER_MS);
-    return (arg) => abortable(pool?.stream<T>(method, args, signal) ?? inThread(arg), signal);
+    return (arg) => abortable(pool?.stream<T>(method, args, signal) ?? this.#timed(inThread(arg)), signal);
+  }
+
+  /** An in-thread stream whose time producing items is noted to the pool when it ends. */
+  async *#timed<T>(source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
+    const pool = this.#p.pool;
+    if (pool === undefined) return yield* source;
+    const it = source[Symbol.asyncIterator]();
+    let ms = 0;
+    try {
+      for (;;) {
+        const started = performance.now();
+        const step = await it.next();
+        ms += performance.now() - started;
+        if (step.done === true) return;
+        yield step.value;
+      }
+    } finally {
+      await it.return?.();
+      pool.noteInThread(ms);
+    }
   }
 
   /** @internal Methods the cheap-read guard sent to the pool (tests). */
