@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSessionStore } from "../dist/index.js";
-import { INLINE_BUDGET_MS, InlineReads } from "../dist/reads/inline-reads.js";
+import { INLINE_BUDGET_MS, InlineReads, RETRY_AFTER } from "../dist/reads/inline-reads.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 describe("cheap reads answered in-thread with a pool", () => {
@@ -23,7 +23,7 @@ describe("cheap reads answered in-thread with a pool", () => {
     expect(inline.wants("getMessages", ["s1"])).toBe(false);
   });
 
-  it("a method whose median in-thread time is over budget goes to the pool for good; one stall does not", () => {
+  it("a method whose median in-thread time is over budget goes to the pool; one stall does not", () => {
     const inline = new InlineReads();
     const cheap = INLINE_BUDGET_MS / 10;
     const dear = INLINE_BUDGET_MS * 5;
@@ -38,6 +38,46 @@ describe("cheap reads answered in-thread with a pool", () => {
     expect([...inline.demoted]).toEqual(["listSessionsRich"]);
     // Only that method: the others keep their rule.
     expect(inline.wants("getMeta", ["k"])).toBe(true);
+  });
+
+  it("a demoted method is tried in-thread again after RETRY_AFTER calls, twice as late while it stays dear", () => {
+    const inline = new InlineReads();
+    const cheap = INLINE_BUDGET_MS / 10;
+    const dear = INLINE_BUDGET_MS * 5;
+    const judge = (ms: number) => {
+      for (let i = 0; i < 8; i++) {
+        expect(inline.wants("listSessionsRich", [])).toBe(true);
+        inline.note("listSessionsRich", ms);
+      }
+    };
+    /** Calls of the method routed to the pool before the next one is answered in-thread. */
+    const pooledCalls = () => {
+      let n = 0;
+      while (n <= 1_000_000 && !inline.wants("listSessionsRich", [])) n++; // bounded: a failure, not a hang
+      return n;
+    };
+    judge(dear); // a cold start: eight dear answers
+    expect(inline.demoted.has("listSessionsRich")).toBe(true);
+    // A call that is not a cheap read is not counted toward the retry.
+    expect(inline.wants("listSessionsRich", [{ offset: 20 }])).toBe(false);
+    expect(pooledCalls()).toBe(RETRY_AFTER);
+    // The retry's call (counted above as the one answered in-thread) plus seven more: still dear.
+    inline.note("listSessionsRich", dear);
+    for (let i = 0; i < 7; i++) {
+      expect(inline.wants("listSessionsRich", [])).toBe(true);
+      inline.note("listSessionsRich", dear);
+    }
+    expect(inline.demoted.has("listSessionsRich")).toBe(true);
+    expect(pooledCalls()).toBe(RETRY_AFTER * 2);
+    // Cheap now (the load went away): it stays in-thread.
+    inline.note("listSessionsRich", cheap);
+    judge(cheap);
+    expect(inline.demoted.has("listSessionsRich")).toBe(false);
+    for (let i = 0; i < 1000; i++) expect(inline.wants("listSessionsRich", [])).toBe(true);
+    // Dear again later: the wait starts over from RETRY_AFTER, since it was found cheap in between.
+    for (let i = 0; i < 8 && !inline.demoted.has("listSessionsRich"); i++) inline.note("listSessionsRich", dear);
+    expect(inline.demoted.has("listSessionsRich")).toBe(true);
+    expect(pooledCalls()).toBe(RETRY_AFTER);
   });
 
   it("in a store with a warm pool, cheap reads never reach a worker and answer as a worker does", async () => {
