@@ -138,16 +138,13 @@ export async function openPostgresSessionStore(
         "A read-only open",
       );
     }
+    const backend = await backendInfo(db);
+    const clock = opts.clock ?? (() => Date.now() / 1000);
+    const rum = await usesRum(db);
     return new PostgresSessionStore(
-      pool,
-      owns,
-      db,
-      deadlineMs,
+      { pool, ownsPool: owns, db, deadlineMs, schema: backend.schema, clock, rum, readOnly },
       migration,
-      await backendInfo(db),
-      opts.clock ?? (() => Date.now() / 1000),
-      await usesRum(db),
-      readOnly,
+      backend,
     );
   } catch (error) {
     if (owns) await pool.end().catch(() => {});

@@ -88,7 +88,9 @@ function typedPool(pool: pg.Pool): PostgresPool {
             // which is the same plan). Other statements with parameters keep custom plans
             // (e.g. LIKE prefixes need the value); parameterless ones are unaffected.
             if (prepared !== generic && (prepared || values.length > 0)) {
-              await client.query(prepared ? "SET plan_cache_mode = force_generic_plan" : "RESET plan_cache_mode");
+              await client.query(
+                prepared ? "SET plan_cache_mode = force_generic_plan" : "RESET plan_cache_mode",
+              );
               generic = prepared;
             }
             return client.query({

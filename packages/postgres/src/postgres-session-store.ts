@@ -1,46 +1,43 @@
-import {
-  type AnthropicConversation,
-  type AppendMessageInput,
-  type AutoPruneOptions,
-  type AutoPruneResult,
-  type ConversationMessage,
-  type ConversationWindow,
-  type ConversationWindowOptions,
-  type CreateSessionInput,
-  type EnsureSessionInput,
-  type ExportReport,
-  type ExportStreamOptions,
-  type ForkSessionOptions,
-  type ImportReport,
-  type ImportSessionsOptions,
-  type ImportSource,
-  type IterMessagesOptions,
-  type JsonlDestination,
-  type Lineage,
-  type ListSessionsRichOptions,
-  type MessagePage,
-  type MessagePageOptions,
-  type MessageRow,
-  type PortableSession,
-  type PostgresBackendInfo,
-  type PostgresStoreStats,
-  type RichSessionRow,
-  type SearchHit,
-  type SearchMessagesOptions,
-  type SessionExport,
-  type SessionPage,
-  type SessionPageOptions,
-  type SessionStore,
-  type SessionWithLastActive,
-  StoreClosedError,
-  StoreReadOnlyError,
-  type UpdateTokenCountsInput,
-  type UsageStatsOptions,
-  type UsageStatsRow,
+import type {
+  AnthropicConversation,
+  AppendMessageInput,
+  AutoPruneOptions,
+  AutoPruneResult,
+  ConversationMessage,
+  ConversationWindow,
+  ConversationWindowOptions,
+  CreateSessionInput,
+  EnsureSessionInput,
+  ExportReport,
+  ExportStreamOptions,
+  ForkSessionOptions,
+  ImportReport,
+  ImportSessionsOptions,
+  ImportSource,
+  IterMessagesOptions,
+  JsonlDestination,
+  Lineage,
+  ListSessionsRichOptions,
+  MessagePage,
+  MessagePageOptions,
+  MessageRow,
+  PortableSession,
+  PostgresBackendInfo,
+  PostgresStoreStats,
+  RichSessionRow,
+  SearchHit,
+  SearchMessagesOptions,
+  SessionExport,
+  SessionPage,
+  SessionPageOptions,
+  SessionStore,
+  SessionWithLastActive,
+  UpdateTokenCountsInput,
+  UsageStatsOptions,
+  UsageStatsRow,
 } from "@hermes/core";
 import type { SessionRow } from "@hermes/schema";
 import type { SearchIndexProgress, SearchIndexReport } from "@hermes/search";
-import type pg from "pg";
 import * as conversation from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";
@@ -48,11 +45,9 @@ import * as retention from "./operations/retention.js";
 import * as search from "./operations/search.js";
 import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
-import type { PgDb } from "./pg-database.js";
-import { mapPgError } from "./pg-errors.js";
 import type { PgMigrationReport } from "./pg-schema.js";
 import type { PgStoreContext } from "./pg-store-context.js";
-import { PgWriter } from "./pg-writer.js";
+import { PgStoreRuntime, type PgStoreRuntimeParts } from "./pg-store-runtime.js";
 import * as portable from "./portable/store-methods.js";
 
 /**
@@ -64,51 +59,17 @@ import * as portable from "./portable/store-methods.js";
  * writes one transaction each through the store's FIFO writer.
  */
 export class PostgresSessionStore implements SessionStore {
-  readonly #pool: pg.Pool;
-  readonly #ownsPool: boolean;
-  readonly #db: PgDb;
-  readonly #writer: PgWriter;
+  readonly #runtime: PgStoreRuntime;
   readonly #migration: PgMigrationReport;
   readonly #backend: PostgresBackendInfo;
   readonly #ctx: PgStoreContext;
-  readonly #readOnly: boolean;
-  #closed = false;
-  #closing: Promise<void> | undefined;
-  #reads = new Set<Promise<unknown>>();
 
   /** @internal Use {@link openPostgresSessionStore}. */
-  constructor(
-    pool: pg.Pool,
-    ownsPool: boolean,
-    db: PgDb,
-    deadlineMs: number,
-    migration: PgMigrationReport,
-    backend: PostgresBackendInfo,
-    clock: () => number,
-    rum: boolean,
-    readOnly = false,
-  ) {
-    this.#readOnly = readOnly;
-    this.#pool = pool;
-    this.#ownsPool = ownsPool;
-    this.#db = db;
-    this.#writer = new PgWriter(db, deadlineMs);
+  constructor(parts: PgStoreRuntimeParts, migration: PgMigrationReport, backend: PostgresBackendInfo) {
+    this.#runtime = new PgStoreRuntime(parts);
+    this.#ctx = this.#runtime.ctx;
     this.#migration = migration;
     this.#backend = backend;
-    this.#ctx = {
-      db,
-      now: clock,
-      check: () => this.#check(),
-      read: (fn) => this.#read(fn),
-      snapshot: (fn) => this.#snapshot(fn),
-      write: (fn, o) => this.#write(fn, o),
-      group: (kind, item, fn) => {
-        this.#check();
-        return this.#writer.group(kind, item, fn);
-      },
-      guard: (source) => this.#guard(source),
-      searchIndex: { rum },
-    };
   }
 
   /** What the store runs on: `kind: "postgres"`, the schema that holds its tables, the server's version. */
@@ -123,12 +84,12 @@ export class PostgresSessionStore implements SessionStore {
 
   /** Whether every write rejects (`readOnly: true`). */
   get readOnly(): boolean {
-    return this.#readOnly;
+    return this.#runtime.readOnly;
   }
 
   /** Why writes are impossible, in words; `null` when the store writes. */
   get readOnlyReason(): string | null {
-    return this.#readOnly ? "it was opened with readOnly: true" : null;
+    return this.#runtime.readOnly ? "it was opened with readOnly: true" : null;
   }
 
   /**
@@ -137,45 +98,6 @@ export class PostgresSessionStore implements SessionStore {
    */
   get searchMethod(): "rum" | "gin" {
     return this.#ctx.searchIndex.rum ? "rum" : "gin";
-  }
-
-  #check(): void {
-    if (this.#closed) throw new StoreClosedError();
-  }
-
-  async #read<T>(fn: (db: PgDb) => Promise<T>): Promise<T> {
-    this.#check();
-    const p = fn(this.#db).catch((error: unknown) => {
-      throw mapPgError(error);
-    });
-    this.#reads.add(p);
-    try {
-      return await p;
-    } finally {
-      this.#reads.delete(p);
-    }
-  }
-
-  /** Several reads from one snapshot (REPEATABLE READ, read only). */
-  async #snapshot<T>(fn: (db: PgDb) => Promise<T>): Promise<T> {
-    return this.#read((db) =>
-      db.transaction().setIsolationLevel("repeatable read").setAccessMode("read only").execute(fn),
-    );
-  }
-
-  #write<T>(fn: (db: PgDb) => Promise<T>, o?: { transaction?: boolean }): Promise<T> {
-    this.#check();
-    // Every write goes through here: a read-only store refuses before anything reaches the server.
-    if (this.#readOnly) return Promise.reject(this.#refusal());
-    return this.#writer.run(fn, o);
-  }
-
-  /** The error every write of a read-only store rejects with. */
-  #refusal(): StoreReadOnlyError {
-    return new StoreReadOnlyError(
-      `postgresql schema ${this.#backend.schema}`,
-      "it was opened with readOnly: true",
-    );
   }
 
   // Sessions ------------------------------------------------------------------------------
@@ -369,8 +291,8 @@ export class PostgresSessionStore implements SessionStore {
    * except on a read-only store, which refuses it like every write (`STORE_READ_ONLY`).
    */
   maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
-    this.#check();
-    if (this.#readOnly) return Promise.reject(this.#refusal());
+    this.#runtime.check();
+    if (this.#runtime.readOnly) return Promise.reject(this.#runtime.refusal());
     return retention.maybeAutoPruneAndVacuum(this.#ctx, o);
   }
 
@@ -427,46 +349,16 @@ export class PostgresSessionStore implements SessionStore {
   async usageStats(o: UsageStatsOptions): Promise<UsageStatsRow[]> {
     return portable.usageStats(this.#ctx, o);
   }
-  /** Turns a failure after `close()` into `STORE_CLOSED` for long-lived iterables. */
-  async *#guard<T>(source: AsyncIterable<T>): AsyncGenerator<T, void, undefined> {
-    try {
-      for await (const item of source) {
-        yield item;
-        if (this.#closed) throw new StoreClosedError();
-      }
-    } catch (error) {
-      if (this.#closed) throw error instanceof StoreClosedError ? error : new StoreClosedError();
-      throw error;
-    }
-  }
-
   // Lifecycle -------------------------------------------------------------------------------
 
-  /**
-   * Counters of the write path (`backend: "postgres"`, the write counters of `@hermes/core`):
-   * `writes` counts calls, `groupsCommitted` the statements or transactions that carried them
-   * (concurrent appends are grouped into one statement).
-   */
+  /** Counters of the write path (`backend: "postgres"`; see {@link PgStoreRuntime.stats}). */
   stats(): PostgresStoreStats {
-    const { groups, groupMax, ...w } = this.#writer.stats;
-    return {
-      backend: "postgres",
-      ...w,
-      groupsCommitted: groups,
-      writesPerGroupMean: groups > 0 ? w.writes / groups : 0,
-      writesPerGroupMax: groupMax,
-    };
+    return this.#runtime.stats();
   }
 
   /** Waits for queued writes and running reads, then closes the pool (when the store made it). */
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      this.#closed = true;
-      await this.#writer.whenIdle();
-      await Promise.allSettled([...this.#reads]);
-      if (this.#ownsPool) await this.#pool.end();
-    })();
-    return this.#closing;
+    return this.#runtime.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

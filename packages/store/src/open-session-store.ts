@@ -36,10 +36,11 @@ import {
   writeBlocker,
 } from "./open-read-only-store.js";
 import { ReadPool } from "./read-pool/read-pool.js";
-import { SessionStore, walSize } from "./session-store.js";
+import { SessionStore } from "./session-store.js";
 import type { CjkIndexMode } from "./side-index/cjk-side-index.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
+import { walSize } from "./store-runtime.js";
 import { CheckpointThread } from "./write/checkpoint-thread.js";
 import { HandoffQueue } from "./write/handoff-queue.js";
 import { referenceSearchIndexRepair } from "./write/search-index-repair.js";

@@ -1,4 +1,3 @@
-import { statSync } from "node:fs";
 import type {
   AnthropicConversation,
   AppendMessageInput,
@@ -68,6 +67,7 @@ import { searchInThread, withoutSignal } from "./read-pool/read-routing.js";
 import { ReadRouter } from "./reads/read-router.js";
 import { type CjkBuildSettings, CjkSideIndex } from "./side-index/cjk-side-index.js";
 import type { StoreContext } from "./store-context.js";
+import { StoreRuntime } from "./store-runtime.js";
 import type { CheckpointThread } from "./write/checkpoint-thread.js";
 import type { HandoffQueue } from "./write/handoff-queue.js";
 import type { SharedCommits } from "./write/shared-commits.js";
@@ -86,15 +86,13 @@ import type { WriteQueue } from "./write/write-queue.js";
 export class SessionStore implements SessionStoreContract {
   readonly #conn: DatabaseConnection;
   readonly #writes: WriteQueue;
-  readonly #turns: HandoffQueue | undefined;
   readonly #migration: MigrationReport;
   readonly #backend: SqliteBackendInfo;
   readonly #readOnly: ReadOnlyStoreState | undefined;
   readonly #cjkIndex: CjkSideIndex;
   readonly #pool: ReadPool | undefined;
   readonly #reads: ReadRouter;
-  #closed = false;
-  #closing: Promise<void> | undefined;
+  readonly #runtime: StoreRuntime;
 
   /** @internal Use {@link openSessionStore}. */
   constructor(
@@ -111,7 +109,6 @@ export class SessionStore implements SessionStoreContract {
   ) {
     this.#conn = conn;
     this.#backend = Object.freeze({ kind: "sqlite", path: conn.path, sqliteVersion });
-    this.#turns = turns;
     this.#writes = writes;
     this.#migration = migration;
     this.#readOnly = readOnly;
@@ -121,7 +118,8 @@ export class SessionStore implements SessionStoreContract {
       readOnly === undefined
         ? { conn, writes, path: conn.path, now: clock, cjkIndex: this.#cjkIndex }
         : readOnlyContext(readOnly, writes, clock);
-    this.#reads = new ReadRouter({ ctx, writes, readOnly, pool, closed: () => this.#closed });
+    this.#runtime = new StoreRuntime({ conn, writes, turns, pool, cjkIndex: this.#cjkIndex, readOnly });
+    this.#reads = new ReadRouter({ ctx, writes, readOnly, pool, closed: () => this.#runtime.closed });
     shared?.register("appendMessage", messages.sharedAppends(ctx));
     this.#cjkIndex.opened();
   }
@@ -462,61 +460,22 @@ export class SessionStore implements SessionStoreContract {
    */
   watchChanges(o?: WatchChangesOptions): AsyncIterable<StoreChange> {
     const ctx = this.#reads.use();
-    return this.#reads.guard(watch.watchChanges(ctx, () => this.#closed, o));
+    return this.#reads.guard(watch.watchChanges(ctx, () => this.#runtime.closed, o));
   }
 
   // Lifecycle -------------------------------------------------------------------------------
 
-  /**
-   * Counters of the write path, the current WAL size and the side indexes' state
-   * (`backend: "sqlite"`).
-   */
+  /** Counters of the write path, the WAL size and the side indexes' state (`backend: "sqlite"`). */
   stats(): SqliteStoreStats {
-    const walBytes = this.#closed ? 0 : walSize(this.#conn.path);
-    try {
-      if (!this.#closed) this.#readOnly?.file.refresh();
-    } catch {
-      // The side index then reports what it saw last (stats() never fails).
-    }
-    const cjk = this.#cjkIndex.status();
-    return { backend: "sqlite", ...this.#writes.stats, walBytes, sideIndexes: { cjk } };
+    return this.#runtime.stats();
   }
 
-  /**
-   * Waits for queued writes, checkpoints best-effort and closes the connection. Idempotent.
-   */
+  /** Waits for queued writes, checkpoints best-effort and closes the connection. Idempotent. */
   close(): Promise<void> {
-    this.#closing ??= (async () => {
-      this.#closed = true;
-      await this.#cjkIndex.close();
-      // Workers first: their read snapshots would hold the closing checkpoint back.
-      await this.#pool?.close();
-      if (this.#readOnly !== undefined) {
-        this.#readOnly.file.close();
-        return;
-      }
-      await this.#writes.whenIdle();
-      await this.#writes.closeCheckpointThread();
-      // Best effort: TRUNCATE waits only the short busy timeout for readers, then degrades to
-      // copying what it can, like PASSIVE (as the reference's close, never an error).
-      // Skipped once the file was found damaged (the queue refuses to checkpoint then).
-      this.#writes.checkpoint("TRUNCATE");
-      this.#turns?.close();
-      this.#conn.close();
-    })();
-    return this.#closing;
+    return this.#runtime.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
-  }
-}
-
-/** Size of the `-wal` file beside `path`, in bytes (0 when there is none). */
-export function walSize(path: string): number {
-  try {
-    return statSync(`${path}-wal`).size;
-  } catch {
-    return 0;
   }
 }
