@@ -2,12 +2,14 @@
 // sustained run: plain better-sqlite3, a 1 s busy timeout, BEGIN IMMEDIATE, up to 15 attempts
 // with a random 20–150 ms sleep on "locked"/"busy" errors, PASSIVE checkpoint every 50 writes.
 // It writes messages (English, short CJK terms, three-character CJK, some with tool calls) to a
-// few sessions of its own, bumps their counters and token counts, until `durationMs` passes.
-// argv: <db path> <tag> <durationMs>
+// few sessions of its own, bumps their counters and token counts, until `durationMs` has passed
+// and the file `stopPath` exists (the test creates it once its own side has done enough).
+// argv: <db path> <tag> <durationMs> <stopPath>
 // Prints "ready" once its sessions exist, then one JSON line: { tag, written: [[id, i]], errors }.
+import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
 
-const [path, tag, durationText] = process.argv.slice(2);
+const [path, tag, durationText, stopPath] = process.argv.slice(2);
 const db = new Database(path, { timeout: 1000 });
 db.pragma("journal_mode = WAL");
 db.pragma("foreign_keys = ON");
@@ -99,7 +101,7 @@ process.stdout.write("ready\n");
 const deadline = performance.now() + Number(durationText);
 const written = [];
 const errors = [];
-for (let i = 0; performance.now() < deadline; i++) {
+for (let i = 0; performance.now() < deadline || !existsSync(stopPath); i++) {
   const session = sessionOf(i);
   const toolCalls = i % 5 === 0 ? JSON.stringify([{ id: `call${i}`, function: { name: "terminal" } }]) : null;
   try {
