@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 // One project per package (and per private test package under tests/); tests import the
@@ -23,10 +22,6 @@ const NEEDS_POSTGRES: ReadonlySet<string> = new Set(["@hermes/postgres", "@herme
 export default defineConfig({
   test: {
     testTimeout: 60_000,
-    // Vitest's default, cores − 1, runs one file at a time on a 2-core machine, where most files
-    // spend their time in child processes (CLIs, writers, installs), fsync or a server, leaving a
-    // core idle: two files at a time there (see docs/design/test-time.md); elsewhere the default.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
     hookTimeout: 60_000,
     projects: projects.map(([name, root]) => ({
       extends: true,
