@@ -197,6 +197,142 @@ function consumer(
   return dir;
 }
 
+/** publint --strict, attw and the listing and manifest of one tarball. */
+async function checkTarball(work: string, tarballs: string, file: string): Promise<void> {
+  const tgz = join(tarballs, file);
+  await sh(bin("publint"), ["run", tgz, "--strict"], work);
+  // ESM only (Node >= 20.19 can also require() it): CommonJS resolution is not a target.
+  // The CLI has a bin and no module entry point: nothing for attw to resolve.
+  if (file !== "hermes-cli-0.1.0.tgz") await sh(bin("attw"), [tgz, "--profile", "esm-only"], work);
+  const listing = await sh("tar", ["-tzf", tgz], work);
+  // Only the build output and package metadata are published: no sources, no tests.
+  const entries = listing.trim().split("\n");
+  for (const entry of entries) {
+    // The session browser also ships its built front end (HTML, JS, CSS, precompressed).
+    if (file === "hermes-web-0.1.0.tgz" && entry.startsWith("package/dist/client/")) continue;
+    expect(entry, file).toMatch(
+      /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|package\.json|README\.md|LICENSE)$/,
+    );
+  }
+  expect(entries, file).toContain("package/LICENSE");
+  const manifest = JSON.parse(await sh("tar", ["-xzOf", tgz, "package/package.json"], work)) as Record<
+    string,
+    unknown
+  >;
+  expect(JSON.stringify(manifest), file).not.toContain("workspace:");
+  expect(manifest.license, file).toBe("MIT");
+}
+
+/**
+ * The PostgreSQL-only project: neither better-sqlite3 nor the SQLite store in its tree, and its
+ * script and types work.
+ */
+async function checkPostgresApp(pgApp: string): Promise<void> {
+  // @hermes/postgres needs neither better-sqlite3 nor the SQLite store: npm ls finds none
+  // (and exits 1, as it does for a package nowhere in the tree).
+  for (const name of ["better-sqlite3", "@hermes/store"]) {
+    const ls = await run("npm", ["ls", name, "--all", "--json"], { cwd: pgApp }).catch(
+      (e: { code: number; stdout: string }) => e,
+    );
+    expect((ls as { code?: number }).code, name).toBe(1);
+    const tree = JSON.parse(ls.stdout) as { name: string; dependencies?: unknown };
+    expect(tree, name).toEqual({ name: "hermes-pack-pg-app" });
+    expect(existsSync(join(pgApp, "node_modules", ...name.split("/"))), name).toBe(false);
+  }
+  expect(existsSync(join(pgApp, "node_modules", "pg"))).toBe(true);
+  writeFileSync(join(pgApp, "consumer.mjs"), POSTGRES_SCRIPT);
+  writeFileSync(join(pgApp, "consumer.ts"), POSTGRES_TYPES);
+  expect(JSON.parse(await sh(process.execPath, ["consumer.mjs"], pgApp))).toEqual({
+    hermesError: true,
+    code: "INVALID_ARGUMENT",
+  });
+  await sh(bin("tsc"), [...STRICT_TSC, "consumer.ts"], pgApp);
+}
+
+/** The SQLite project: its script, the installed CLI on the file it wrote, and its types. */
+async function checkSqliteApp(app: string, dataDir: string): Promise<void> {
+  writeFileSync(join(app, "consumer.mjs"), CONSUMER_SCRIPT);
+  writeFileSync(join(app, "consumer.ts"), CONSUMER_TYPES);
+  const out = JSON.parse(await sh(process.execPath, ["consumer.mjs", dataDir], app));
+  expect(out.storeFrom).toBe(join(app, "node_modules/@hermes/store/dist/index.js"));
+  expect(out).toMatchObject({
+    schemaVersion: 11,
+    sanitized: 'fix "chat-send" bug',
+    id: 1,
+    messages: [
+      { session_id: "s1", role: "user", content: "hello from a tarball" },
+      { session_id: "s1", role: "assistant", content: "记忆断裂的问题复现了" },
+    ],
+    english: [[1, "hello from a >>>tarball<<<"]],
+    cjk: [2],
+  });
+
+  // The installed CLI, as a user runs it, on the same file; the optional PostgreSQL peer
+  // (and so pg) is not installed, and asking for it says what to install.
+  const npx = (...args: string[]) => sh("npx", ["--no-install", "hermes-sessions", ...args], app);
+  expect(await npx("--help")).toMatch(/^Usage: hermes-sessions \[options\] \[command\]/);
+  expect(await npx("--version")).toBe("0.1.0\n");
+  const hits = JSON.parse(await npx("--db", join(dataDir, "state.db"), "search", "记忆", "--json")) as Array<{
+    id: number;
+  }>;
+  expect(hits.map((h) => h.id)).toEqual([2]);
+  expect(existsSync(join(app, "node_modules", "pg"))).toBe(false);
+  expect(existsSync(join(app, "node_modules", "@hermes", "postgres"))).toBe(false);
+  const pg = await run("npx", ["--no-install", "hermes-sessions", "--db", "postgres://localhost/x", "list"], {
+    cwd: app,
+    env: USER_ENV,
+  }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+  expect((pg as { code?: number }).code).toBe(1);
+  expect((pg as { stderr: string }).stderr).toBe(
+    "error: A postgres:// database needs the PostgreSQL store: npm install @hermes/postgres " +
+      "(beside @hermes/cli; with -g if the CLI is installed globally)\n",
+  );
+
+  await sh(bin("tsc"), [...STRICT_TSC, "consumer.ts"], app);
+}
+
+/** The kit runs green from the installed packages (the installed vitest, not the workspace's). */
+async function checkConformanceKit(work: string, app: string): Promise<void> {
+  writeFileSync(join(app, "conformance.test.ts"), CONFORMANCE_TEST);
+  const report = join(work, "conformance.json");
+  await sh(
+    join(app, "node_modules", ".bin", "vitest"),
+    ["run", "--testTimeout=60000", "--hookTimeout=60000", "--reporter=json", `--outputFile=${report}`],
+    app,
+  );
+  const result = JSON.parse(readFileSync(report, "utf8")) as {
+    success: boolean;
+    numTotalTests: number;
+    numPassedTests: number;
+    testResults: Array<{ name: string }>;
+  };
+  expect(result.testResults.map((r) => r.name)).toEqual([join(app, "conformance.test.ts")]);
+  expect(result.success).toBe(true);
+  expect(result.numTotalTests).toBeGreaterThanOrEqual(250);
+  expect(result.numPassedTests).toBe(result.numTotalTests);
+}
+
+/** Two empty projects with the tarballs installed, then each checked (at the same time). */
+async function installAndCheckConsumers(work: string): Promise<void> {
+  const app = consumer(work, "app", SQLITE_APP, { vitest: VITEST_VERSION });
+  const pgApp = consumer(work, "pg-app", POSTGRES_APP);
+  // Two empty projects installed side by side: the SQLite one (its tarballs, their
+  // dependencies and vitest; better-sqlite3's addon from the local prebuild) and the
+  // PostgreSQL one.
+  const install = ["install", "--no-audit", "--no-fund", "--loglevel=error"];
+  const prebuild = { ...USER_ENV, ...(await localBetterSqlitePrebuild(work)) };
+  await Promise.all([sh("npm", install, app, prebuild), sh("npm", install, pgApp)]);
+  // The addon came from that prebuild: node-gyp, had it compiled, leaves its Makefile.
+  const installedAddon = join(app, "node_modules", "better-sqlite3", "build");
+  expect(existsSync(join(installedAddon, "Release", "better_sqlite3.node"))).toBe(true);
+  expect(existsSync(join(installedAddon, "Makefile"))).toBe(false);
+  await Promise.all([
+    checkPostgresApp(pgApp),
+    checkSqliteApp(app, join(work, "data")),
+    checkConformanceKit(work, app),
+  ]);
+}
+
 describe("the published packages", () => {
   it(
     "pack (pnpm), pass publint --strict and attw, install with npm outside the workspace (a SQLite and a PostgreSQL-only project), and work there",
@@ -230,126 +366,12 @@ describe("the published packages", () => {
         "hermes-store-0.1.0.tgz",
         "hermes-web-0.1.0.tgz",
       ]);
-
-      for (const file of files) {
-        const tgz = join(tarballs, file);
-        await sh(bin("publint"), ["run", tgz, "--strict"], work);
-        // ESM only (Node >= 20.19 can also require() it): CommonJS resolution is not a target.
-        // The CLI has a bin and no module entry point: nothing for attw to resolve.
-        if (file !== "hermes-cli-0.1.0.tgz") await sh(bin("attw"), [tgz, "--profile", "esm-only"], work);
-        const listing = await sh("tar", ["-tzf", tgz], work);
-        // Only the build output and package metadata are published: no sources, no tests.
-        const entries = listing.trim().split("\n");
-        for (const entry of entries) {
-          // The session browser also ships its built front end (HTML, JS, CSS, precompressed).
-          if (file === "hermes-web-0.1.0.tgz" && entry.startsWith("package/dist/client/")) continue;
-          expect(entry, file).toMatch(
-            /^package\/(dist\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|package\.json|README\.md|LICENSE)$/,
-          );
-        }
-        expect(entries, file).toContain("package/LICENSE");
-        const manifest = JSON.parse(await sh("tar", ["-xzOf", tgz, "package/package.json"], work)) as Record<
-          string,
-          unknown
-        >;
-        expect(JSON.stringify(manifest), file).not.toContain("workspace:");
-        expect(manifest.license, file).toBe("MIT");
-      }
-
-      const app = consumer(work, "app", SQLITE_APP, { vitest: VITEST_VERSION });
-      const pgApp = consumer(work, "pg-app", POSTGRES_APP);
-      // Two empty projects installed side by side: the SQLite one (its tarballs, their
-      // dependencies and vitest; better-sqlite3's addon from the local prebuild) and the
-      // PostgreSQL one.
-      const install = ["install", "--no-audit", "--no-fund", "--loglevel=error"];
-      const prebuild = { ...USER_ENV, ...(await localBetterSqlitePrebuild(work)) };
-      await Promise.all([sh("npm", install, app, prebuild), sh("npm", install, pgApp)]);
-      // The addon came from that prebuild: node-gyp, had it compiled, leaves its Makefile.
-      const installedAddon = join(app, "node_modules", "better-sqlite3", "build");
-      expect(existsSync(join(installedAddon, "Release", "better_sqlite3.node"))).toBe(true);
-      expect(existsSync(join(installedAddon, "Makefile"))).toBe(false);
-
-      // @hermes/postgres needs neither better-sqlite3 nor the SQLite store: npm ls finds none
-      // (and exits 1, as it does for a package nowhere in the tree).
-      for (const name of ["better-sqlite3", "@hermes/store"]) {
-        const ls = await run("npm", ["ls", name, "--all", "--json"], { cwd: pgApp }).catch(
-          (e: { code: number; stdout: string }) => e,
-        );
-        expect((ls as { code?: number }).code, name).toBe(1);
-        const tree = JSON.parse(ls.stdout) as { name: string; dependencies?: unknown };
-        expect(tree, name).toEqual({ name: "hermes-pack-pg-app" });
-        expect(existsSync(join(pgApp, "node_modules", ...name.split("/"))), name).toBe(false);
-      }
-      expect(existsSync(join(pgApp, "node_modules", "pg"))).toBe(true);
-      writeFileSync(join(pgApp, "consumer.mjs"), POSTGRES_SCRIPT);
-      writeFileSync(join(pgApp, "consumer.ts"), POSTGRES_TYPES);
-      expect(JSON.parse(await sh(process.execPath, ["consumer.mjs"], pgApp))).toEqual({
-        hermesError: true,
-        code: "INVALID_ARGUMENT",
-      });
-      await sh(bin("tsc"), [...STRICT_TSC, "consumer.ts"], pgApp);
-      writeFileSync(join(app, "consumer.mjs"), CONSUMER_SCRIPT);
-      writeFileSync(join(app, "consumer.ts"), CONSUMER_TYPES);
-      writeFileSync(join(app, "conformance.test.ts"), CONFORMANCE_TEST);
-
-      const dataDir = join(work, "data");
-      const out = JSON.parse(await sh(process.execPath, ["consumer.mjs", dataDir], app));
-      expect(out.storeFrom).toBe(join(app, "node_modules/@hermes/store/dist/index.js"));
-      expect(out).toMatchObject({
-        schemaVersion: 11,
-        sanitized: 'fix "chat-send" bug',
-        id: 1,
-        messages: [
-          { session_id: "s1", role: "user", content: "hello from a tarball" },
-          { session_id: "s1", role: "assistant", content: "记忆断裂的问题复现了" },
-        ],
-        english: [[1, "hello from a >>>tarball<<<"]],
-        cjk: [2],
-      });
-
-      // The installed CLI, as a user runs it, on the same file; the optional PostgreSQL peer
-      // (and so pg) is not installed, and asking for it says what to install.
-      const npx = (...args: string[]) => sh("npx", ["--no-install", "hermes-sessions", ...args], app);
-      expect(await npx("--help")).toMatch(/^Usage: hermes-sessions \[options\] \[command\]/);
-      expect(await npx("--version")).toBe("0.1.0\n");
-      const hits = JSON.parse(
-        await npx("--db", join(dataDir, "state.db"), "search", "记忆", "--json"),
-      ) as Array<{
-        id: number;
-      }>;
-      expect(hits.map((h) => h.id)).toEqual([2]);
-      expect(existsSync(join(app, "node_modules", "pg"))).toBe(false);
-      expect(existsSync(join(app, "node_modules", "@hermes", "postgres"))).toBe(false);
-      const pg = await run(
-        "npx",
-        ["--no-install", "hermes-sessions", "--db", "postgres://localhost/x", "list"],
-        { cwd: app, env: USER_ENV },
-      ).catch((e: { code: number; stdout: string; stderr: string }) => e);
-      expect((pg as { code?: number }).code).toBe(1);
-      expect((pg as { stderr: string }).stderr).toBe(
-        "error: A postgres:// database needs the PostgreSQL store: npm install @hermes/postgres " +
-          "(beside @hermes/cli; with -g if the CLI is installed globally)\n",
-      );
-
-      await sh(bin("tsc"), [...STRICT_TSC, "consumer.ts"], app);
-
-      // The kit runs green from the installed packages (the installed vitest, not the workspace's).
-      const report = join(work, "conformance.json");
-      await sh(
-        join(app, "node_modules", ".bin", "vitest"),
-        ["run", "--testTimeout=60000", "--hookTimeout=60000", "--reporter=json", `--outputFile=${report}`],
-        app,
-      );
-      const result = JSON.parse(readFileSync(report, "utf8")) as {
-        success: boolean;
-        numTotalTests: number;
-        numPassedTests: number;
-        testResults: Array<{ name: string }>;
-      };
-      expect(result.testResults.map((r) => r.name)).toEqual([join(app, "conformance.test.ts")]);
-      expect(result.success).toBe(true);
-      expect(result.numTotalTests).toBeGreaterThanOrEqual(250);
-      expect(result.numPassedTests).toBe(result.numTotalTests);
+      // The tarballs are linted (one at a time) while the consumers install from them and run:
+      // the steps are independent and mostly wait on child processes, so they share the cores.
+      const lint = (async () => {
+        for (const file of files) await checkTarball(work, tarballs, file);
+      })();
+      await Promise.all([lint, installAndCheckConsumers(work)]);
     },
     20 * 60_000,
   );

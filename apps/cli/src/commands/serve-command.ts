@@ -1,4 +1,4 @@
-import { openInBrowser, serveSessionBrowser, WebServerError } from "@hermes/web";
+import type { serveSessionBrowser } from "@hermes/web";
 import { Command } from "commander";
 import { CliError, usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
@@ -42,6 +42,8 @@ export function serveCommand(): Command {
     .action(async (o: ServeOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       if (o.port > 65_535) throw usageError(`--port must be at most 65535, got ${o.port}`);
+      // Loaded here, not at the top: the web server's modules would add to every command's start.
+      const { openInBrowser, serveSessionBrowser, WebServerError } = await import("@hermes/web");
       let server: Awaited<ReturnType<typeof serveSessionBrowser>>;
       try {
         server = await serveSessionBrowser({
