@@ -41,6 +41,10 @@ function isFilteredPage(a: SessionPageArguments): boolean {
  * full order does. `hermes_bound`: the oldest activity read (`-Infinity` for a kind read to its
  * end); a row is `hermes_above` it when its chain's activity is strictly newer. The bound comes
  * on a row of its own when the page is empty.
+ *
+ * Every join on a walk's rows is a LATERAL probe of one session or one parent's children, fenced
+ * (`LIMIT 1`, `OFFSET 0`) so it stays an index probe: the planner sizes a recursive work table
+ * from guesses, and a join it plans from them hashes every continuation or scans every session.
  */
 async function round(db: PgDb, a: SessionPageArguments, n: number, k: number): Promise<RoundRow[]> {
   const key = a.after?.key;
@@ -64,23 +68,31 @@ async function round(db: PgDb, a: SessionPageArguments, n: number, k: number): P
       UNION
       SELECT id, 0 FROM newest_sessions
       UNION
-      SELECT s.parent_session_id, c.depth + 1 FROM climb c JOIN sessions s ON s.id = c.id
-      WHERE c.depth < 100 AND s.parent_session_id IS NOT NULL AND NOT ${top("s")}
+      SELECT up.parent, c.depth + 1 FROM climb c CROSS JOIN LATERAL (
+        SELECT s.parent_session_id AS parent FROM sessions s
+        WHERE s.id = c.id AND s.parent_session_id IS NOT NULL AND NOT ${top("s")} LIMIT 1
+      ) up
+      WHERE c.depth < 100
     ),
     listed AS MATERIALIZED (
-      SELECT s.id, s.started_at, s.ended_at, ${lastActive("s")} AS own FROM sessions s
-      WHERE s.id IN (SELECT id FROM climb) AND ${top("s")}
+      SELECT s.id, s.started_at, s.ended_at, ${lastActive("s")} AS own
+      FROM (SELECT DISTINCT id FROM climb) c CROSS JOIN LATERAL (
+        SELECT * FROM sessions s WHERE s.id = c.id AND ${top("s")} OFFSET 0
+      ) s
     ),
     down(root, id, depth) AS (
       SELECT id, id, 0 FROM listed
       UNION ALL
-      SELECT d.root, c.id, d.depth + 1 FROM down d JOIN sessions c ON c.parent_session_id = d.id
-      WHERE d.depth < 100 AND NOT ${top("c")}
+      SELECT d.root, k.id, d.depth + 1 FROM down d CROSS JOIN LATERAL (
+        SELECT c.id FROM sessions c WHERE c.parent_session_id = d.id AND NOT ${top("c")} OFFSET 0
+      ) k
+      WHERE d.depth < 100
     ),
     chain AS (
       SELECT d.root AS id, MAX(${lastActive("s")}) AS last_active, COUNT(*) AS n,
         bool_or(s.ended_at IS NULL) AS open
-      FROM down d JOIN sessions s ON s.id = d.id WHERE d.depth > 0 GROUP BY d.root
+      FROM down d CROSS JOIN LATERAL (SELECT * FROM sessions s WHERE s.id = d.id OFFSET 0) s
+      WHERE d.depth > 0 GROUP BY d.root
     ),
     keyed AS (
       SELECT l.id, l.started_at, l.own AS own_last_active, COALESCE(ch.n, 0) AS chain_sessions,

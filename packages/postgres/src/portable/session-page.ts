@@ -18,7 +18,11 @@ import { afterCursor, lastActive, PAGE_COLUMNS, PAGE_ORDER, top } from "./sessio
 /** One page of sessions, most recently active chain first (`listSessionPage` of `SessionStore`). */
 export async function listSessionPage(ctx: PgStoreContext, o?: SessionPageOptions): Promise<SessionPage> {
   const a = sessionPageArguments(o);
-  return ctx.read(async (db) => {
+  // JIT off: the recursive walks' work-table estimates put a round's cost past the JIT
+  // thresholds, and compiling its ~170 expressions took 2-6 s of a 5 ms query (session-page.md).
+  // SET LOCAL needs a transaction: one snapshot also gives every round the same data.
+  return ctx.snapshot(async (db) => {
+    await sql`SET LOCAL jit = off`.execute(db);
     const rows = (await sessionPageByBounds(db, a)) ?? (await sessionPage(db, a));
     return finishSessionPage(rows, a.limit);
   });
