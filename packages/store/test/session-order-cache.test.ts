@@ -126,21 +126,27 @@ describe("the sessions page of a read-only file without our index", () => {
     raws.push(agent);
     const conn = connection(path);
     const ctx = context(conn, true);
+    // The first page at a data_version is the SQL's; the second reads the order and keeps it.
     const first = listSessionPage(ctx, { limit: 10 });
+    expect(keptSessionOrder(conn)).toBeNull();
+    expect(listSessionPage(ctx, { limit: 10 })).toEqual(first);
     const kept = keptSessionOrder(conn);
-    expect(kept).toBeDefined();
+    expect(kept).not.toBeNull();
     // Every page after it, and the first again: the same order, not read again.
     const pages = await allPages((o) => listSessionPage(ctx, o), 10);
     expect(keptSessionOrder(conn)).toBe(kept);
     expect(pages[0]).toEqual(first);
     expect(pages).toEqual(await uncached(path, 10));
+    let before = kept!;
     for (const [what, change] of agentChanges(agent)) {
       change();
       const now = await allPages((o) => listSessionPage(ctx, o), 7);
       const order = keptSessionOrder(conn);
-      expect(order, what).not.toBe(kept);
-      expect(order!.version, what).not.toBe(kept!.version);
+      expect(order, what).not.toBeNull();
+      expect(order, what).not.toBe(before);
+      expect(order!.version, what).not.toBe(before.version);
       expect(now, what).toEqual(await uncached(path, 7));
+      before = order!;
     }
   });
 
@@ -149,8 +155,12 @@ describe("the sessions page of a read-only file without our index", () => {
     await seed(path);
     const agent = new Database(path, { timeout: 1000 });
     raws.push(agent);
-    const ctx = context(connection(path), true);
+    const conn = connection(path);
+    const ctx = context(conn, true);
     const first = listSessionPage(ctx, { limit: 10 });
+    // The next page at this data_version reads the order, which the commit below makes old.
+    listSessionPage(ctx, { limit: 10, cursor: first.nextCursor! });
+    expect(keptSessionOrder(conn)).not.toBeNull();
     // An old chain's activity moves to just after the cursor's (s030 is far down the first order).
     const last = first.sessions.at(-1)!;
     agent
@@ -159,7 +169,10 @@ describe("the sessions page of a read-only file without our index", () => {
     const after = { limit: 10, cursor: first.nextCursor! };
     const expected = listSessionPage(context(connection(path), false), after);
     expect(expected.sessions[0]!.id).toBe("s030");
+    // Once from the SQL (the first page at the new data_version), then from the order read at it.
     expect(listSessionPage(ctx, after)).toEqual(expected);
+    expect(listSessionPage(ctx, after)).toEqual(expected);
+    expect(keptSessionOrder(conn)).not.toBeNull();
   });
 
   it("through the store: every page equals the full order after each commit of the agent", async () => {

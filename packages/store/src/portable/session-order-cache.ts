@@ -37,19 +37,31 @@ const DATA_VERSION_SQL = "PRAGMA data_version";
 const PAGE_SESSIONS_SQL = `SELECT s.*, ${PREVIEW_SQL("s")} AS preview
   FROM json_each(?) j CROSS JOIN sessions s ON s.id = j.value`;
 
-const orders = new WeakMap<DatabaseConnection, SessionOrder>();
+/** Per connection: the data_version and SQL of its last page, and the order once read at it. */
+interface Kept {
+  version: number;
+  sql: string;
+  order: SessionOrder | null;
+}
+const kept = new WeakMap<DatabaseConnection, Kept>();
 
 /**
- * The order `sql` reads (every listed session, in the page's order), from this connection's
- * cache when no other connection committed since it was read, else read now and kept. Only
- * for a read-only store (whose connection never commits) and inside a read snapshot: the
- * data_version read there is the snapshot's, so the order kept is tagged with its own version.
+ * The order `sql` reads (every listed session, in the page's order) for this connection's
+ * snapshot, or `null` when this is the first page at this data_version: reading the whole
+ * order costs more than one page's SQL (session-page.md), so it is read at the second page of
+ * an unchanged file, and a page after each commit (an agent writing) costs what it did before.
+ * Only for a read-only store (whose connection never commits) and inside a read snapshot: the
+ * data_version read there is the snapshot's, so the order is tagged with its own version.
  */
-export function sessionOrder(ctx: StoreContext, sql: string, params: object): SessionOrder {
+export function sessionOrder(ctx: StoreContext, sql: string, params: object): SessionOrder | null {
   const conn = ctx.conn;
   const version = conn.get<{ data_version: number }>(DATA_VERSION_SQL)!.data_version;
-  const kept = orders.get(conn);
-  if (kept !== undefined && kept.version === version && kept.sql === sql) return kept;
+  const last = kept.get(conn);
+  if (last === undefined || last.version !== version || last.sql !== sql) {
+    kept.set(conn, { version, sql, order: null });
+    return null;
+  }
+  if (last.order !== null) return last.order;
   const rows = conn.all<SessionOrderRow>(sql, [params]);
   const comparable = rows.every(
     (r) =>
@@ -59,9 +71,8 @@ export function sessionOrder(ctx: StoreContext, sql: string, params: object): Se
       typeof r.started_at === "number" &&
       !Number.isNaN(r.started_at),
   );
-  const order: SessionOrder = { version, sql, rows, comparable };
-  orders.set(conn, order);
-  return order;
+  last.order = { version, sql, rows, comparable };
+  return last.order;
 }
 
 /** SQLite's BINARY order of two strings (their UTF-8 bytes), as `-1`, `0` or `1`. */
@@ -92,8 +103,9 @@ function startAfter(order: SessionOrder, after: SessionPageArguments["after"]): 
 
 /**
  * The rows of an unfiltered page (up to `limit + 1`, in order) from the connection's cached
- * order, as the page's own SQL returns them; `null` when a cursor's place in the order cannot
- * be found exactly (keys that are not numbers), for the caller's SQL to answer.
+ * order, as the page's own SQL returns them; `null`, for the caller's SQL to answer, when the
+ * order is not read yet at this data_version or a cursor's place in it cannot be found exactly
+ * (keys that are not numbers).
  */
 export function sessionPageFromOrder(
   ctx: StoreContext,
@@ -102,6 +114,7 @@ export function sessionPageFromOrder(
   params: object,
 ): SessionPageRow[] | null {
   const order = sessionOrder(ctx, orderSql, params);
+  if (order === null) return null;
   const start = startAfter(order, a.after);
   if (start === null) return null;
   const keys = order.rows.slice(start, start + a.limit + 1);
@@ -128,7 +141,7 @@ export function sessionPageFromOrder(
   });
 }
 
-/** The order this connection keeps, if any (for tests: whether a page read it again). */
-export function keptSessionOrder(conn: DatabaseConnection): SessionOrder | undefined {
-  return orders.get(conn);
+/** The order this connection keeps, if it read one (for tests: whether a page read it again). */
+export function keptSessionOrder(conn: DatabaseConnection): SessionOrder | null {
+  return kept.get(conn)?.order ?? null;
 }
