@@ -146,6 +146,25 @@ describe("session browser in Chromium", () => {
     await page.close();
   });
 
+  it("moves through search results with the arrow keys and opens one with Enter", async () => {
+    const page = await open("/search?q=docker");
+    const links = page.locator(".hits a.row-link");
+    await links.first().waitFor();
+    expect(await links.count()).toBeGreaterThanOrEqual(2);
+    await links.first().focus();
+    await page.keyboard.press("ArrowDown");
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("href"))).toBe(
+      await links.nth(1).getAttribute("href"),
+    );
+    await page.keyboard.press("ArrowUp");
+    const first = await links.first().getAttribute("href");
+    expect(await page.evaluate(() => document.activeElement?.getAttribute("href"))).toBe(first);
+    await page.keyboard.press("Enter");
+    await page.waitForURL((url) => `${url.pathname}${url.search}` === first);
+    await page.locator(".message.hit").waitFor();
+    await page.close();
+  });
+
   it("answers hostile queries with results or an empty list, never an error page", async () => {
     const page = await open("/search");
     for (const q of ['"unbalanced', "a AND OR b", "NEAR(", "<script>alert(1)</script>", "((((", "*"]) {

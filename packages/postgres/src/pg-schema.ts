@@ -260,6 +260,13 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       GRAM_INDEX_SQL,
     ],
   },
+  {
+    version: 5,
+    name: "sessions page: messages by timestamp (the newest activity read off an index)",
+    // `listSessionPage` reads the newest messages and sessions to prove its page
+    // (portable/session-page-by-bounds.ts) instead of ordering every chain.
+    sql: ["CREATE INDEX IF NOT EXISTS idx_messages_timestamp ON messages (timestamp)"],
+  },
 ];
 
 /** The newest schema version this package writes. */

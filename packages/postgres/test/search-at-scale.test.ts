@@ -78,10 +78,11 @@ describe("schema v3: existing databases upgrade", () => {
       }
       const store = await openPostgresSessionStore({ connectionString: url, schema });
       opened.push(store);
-      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 4, newerVersion: false });
-      expect(store.migration.applied).toHaveLength(2);
+      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 5, newerVersion: false });
+      expect(store.migration.applied).toHaveLength(3);
       expect(store.migration.applied[0]).toMatch(/^v3: /);
       expect(store.migration.applied[1]).toMatch(/^v4: /);
+      expect(store.migration.applied[2]).toMatch(/^v5: /);
       expect((await store.searchMessages("桂林")).map((h) => h.id)).toHaveLength(2);
       expect((await store.searchMessages("龙")).map((h) => h.id)).toEqual([6]);
       expect((await store.searchMessages("数据库")).map((h) => h.id)).toEqual([5]);
@@ -138,8 +139,11 @@ describe("schema v4: the short-CJK gram table", () => {
       expect((await c.query("SELECT to_regclass('message_grams') AS t")).rows[0].t).toBeNull();
       const store = await openPostgresSessionStore({ connectionString: url, schema });
       opened.push(store);
-      expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 4, newerVersion: false });
-      expect(store.migration.applied).toEqual([expect.stringMatching(/^v4: /)]);
+      expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 5, newerVersion: false });
+      expect(store.migration.applied).toEqual([
+        expect.stringMatching(/^v4: /),
+        expect.stringMatching(/^v5: /),
+      ]);
       expect(await gramTableDrift(c)).toEqual({ missing: 0, extra: 0 });
       // v3's gram index (RUM where installed) is rebuilt as GIN over messages holding CJK only.
       const predicate = await c.query(

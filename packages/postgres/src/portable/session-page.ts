@@ -7,37 +7,32 @@ import {
 } from "@hermes/core";
 import { sql } from "kysely";
 import type { PgStoreContext } from "../pg-store-context.js";
+import { sessionPageByBounds } from "./session-page-by-bounds.js";
+import { afterCursor, lastActive, PAGE_COLUMNS, PAGE_ORDER, top } from "./session-page-sql.js";
 
 // The SQLite store's `listSessionPage` in PostgreSQL's dialect (see packages/store
-// portable/session-page.ts for what is listed and in which order): ids sort bytewise
-// (COLLATE "C"), as SQLite's BINARY collation does.
-const top = (s: string) =>
-  sql.raw(`(${s}.parent_session_id IS NULL
-    OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.id = ${s}.parent_session_id)
-    OR EXISTS (SELECT 1 FROM sessions p WHERE p.id = ${s}.parent_session_id
-      AND p.end_reason = 'branched' AND ${s}.started_at >= p.ended_at))`);
-
-const lastActive = (s: string) =>
-  sql.raw(
-    `COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = ${s}.id), ${s}.started_at)`,
-  );
+// portable/session-page.ts for what is listed and in which order). An unfiltered page is read
+// from the newest activity when that proves it (session-page-by-bounds.ts); otherwise, and for
+// filtered pages, every chain is ordered here.
 
 /** One page of sessions, most recently active chain first (`listSessionPage` of `SessionStore`). */
 export async function listSessionPage(ctx: PgStoreContext, o?: SessionPageOptions): Promise<SessionPage> {
   const a = sessionPageArguments(o);
-  return ctx.read((db) => sessionPage(db, a));
+  // JIT off: the recursive walks' work-table estimates put a round's cost past the JIT
+  // thresholds, and compiling its ~170 expressions took 2-6 s of a 5 ms query (session-page.md).
+  // SET LOCAL needs a transaction: one snapshot also gives every round the same data.
+  return ctx.snapshot(async (db) => {
+    await sql`SET LOCAL jit = off`.execute(db);
+    const rows = (await sessionPageByBounds(db, a)) ?? (await sessionPage(db, a));
+    return finishSessionPage(rows, a.limit);
+  });
 }
 
+/** The page with every chain's activity computed and ordered. */
 async function sessionPage(
   db: PgStoreContext["db"],
   a: ReturnType<typeof sessionPageArguments>,
-): Promise<SessionPage> {
-  const after = a.after;
-  const cursor =
-    after === null
-      ? sql`TRUE`
-      : sql`(chain_last_active < ${after.key} OR (chain_last_active = ${after.key} AND (started_at < ${after.startedAt}
-          OR (started_at = ${after.startedAt} AND id COLLATE "C" < ${after.id} COLLATE "C"))))`;
+): Promise<SessionPageRow[]> {
   const result = await sql<SessionPageRow>`WITH RECURSIVE edge AS MATERIALIZED (
       SELECT c.id, c.parent_session_id AS parent FROM sessions c
       WHERE c.parent_session_id IS NOT NULL AND NOT ${top("c")}
@@ -66,16 +61,12 @@ async function sessionPage(
           OR s.id LIKE ${a.idPattern} ESCAPE '\\')
     ),
     page AS (
-      SELECT * FROM keyed WHERE ${cursor}
+      SELECT * FROM keyed WHERE ${afterCursor(a)}
       ORDER BY chain_last_active DESC, started_at DESC, id COLLATE "C" DESC
       LIMIT ${a.limit + 1}
     )
-    SELECT s.*, page.own_last_active AS last_active,
-      COALESCE((SELECT SUBSTR(REPLACE(REPLACE(m.content, E'\\n', ' '), E'\\r', ' '), 1, 63) FROM messages m
-        WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
-        ORDER BY m.timestamp, m.id LIMIT 1), '') AS preview,
-      page.chain_last_active, page.chain_sessions, page.chain_open
+    SELECT ${PAGE_COLUMNS}
     FROM page JOIN sessions s ON s.id = page.id
-    ORDER BY page.chain_last_active DESC, page.started_at DESC, page.id COLLATE "C" DESC`.execute(db);
-  return finishSessionPage(result.rows, a.limit);
+    ORDER BY ${PAGE_ORDER}`.execute(db);
+  return result.rows;
 }

@@ -41,18 +41,27 @@ export const CHAIN_BELOW_SQL = `down(root, id, depth) AS (
     FROM down d CROSS JOIN sessions s ON s.id = d.id WHERE d.depth > 0 GROUP BY d.root
   )`;
 
-/**
- * `, keyed AS …, page AS … SELECT <the row's columns>`: each listed session with its chain's
- * figures, the page after the cursor in display order, and the columns of its rows. The caller
- * ends it with {@link PAGE_ROWS_FROM_SQL} (and may add columns before).
- */
-export const PAGE_ROWS_SQL = `,
+/** `, keyed AS …`: each listed session with its chain's figures (its place in the page's order). */
+export const KEYED_SQL = `,
   keyed AS (
     SELECT l.id, l.started_at, l.own, COALESCE(ch.n, 0) AS chain_sessions,
       (l.ended_at IS NULL OR COALESCE(ch.open, 0)) AS chain_open,
       MAX(l.own, COALESCE(ch.last_active, l.own)) AS chain_last_active
     FROM listed l LEFT JOIN chain ch ON ch.id = l.id
-  ),
+  )`;
+
+/** The preview of session `s`: the start of its first user message, on one line. */
+export const PREVIEW_SQL = (s: string) =>
+  `COALESCE((SELECT SUBSTR(REPLACE(REPLACE(m.content, X'0A', ' '), X'0D', ' '), 1, 63) FROM messages m
+      WHERE m.session_id = ${s}.id AND m.role = 'user' AND m.content IS NOT NULL
+      ORDER BY m.timestamp, m.id LIMIT 1), '')`;
+
+/**
+ * `, keyed AS …, page AS … SELECT <the row's columns>`: each listed session with its chain's
+ * figures, the page after the cursor in display order, and the columns of its rows. The caller
+ * ends it with {@link PAGE_ROWS_FROM_SQL} (and may add columns before).
+ */
+export const PAGE_ROWS_SQL = `${KEYED_SQL},
   page AS (
     SELECT * FROM keyed
     WHERE :after_key IS NULL OR chain_last_active < :after_key
@@ -62,9 +71,7 @@ export const PAGE_ROWS_SQL = `,
     LIMIT :limit
   )
   SELECT s.*, page.own AS last_active,
-    COALESCE((SELECT SUBSTR(REPLACE(REPLACE(m.content, X'0A', ' '), X'0D', ' '), 1, 63) FROM messages m
-      WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL
-      ORDER BY m.timestamp, m.id LIMIT 1), '') AS preview,
+    ${PREVIEW_SQL("s")} AS preview,
     page.chain_last_active, page.chain_sessions, page.chain_open`;
 
 /** The end of {@link PAGE_ROWS_SQL}: the page's whole rows, in display order. */

@@ -8,9 +8,11 @@ import {
 import { SESSION_FLAGS_VIEW } from "../file-views.js";
 import { readSnapshot } from "../read-snapshot.js";
 import type { StoreContext } from "../store-context.js";
+import { sessionPageFromOrder } from "./session-order-cache.js";
 import { isFilteredPage, sessionPageByBounds } from "./session-page-by-bounds.js";
 import {
   CHAIN_BELOW_SQL,
+  KEYED_SQL,
   lastActiveSql,
   PAGE_ROWS_FROM_SQL,
   PAGE_ROWS_SQL,
@@ -24,7 +26,7 @@ import {
 // overflow pages hold the later columns): session-page-by-bounds.ts avoids it when it can.
 // A newer agent's file is read through views (no index to name), and its archived and hidden
 // sessions are left out as its own listings leave them out.
-const pageSql = (newerFile: boolean, flagged: boolean) => `WITH RECURSIVE edge AS MATERIALIZED (
+const listingSql = (newerFile: boolean, flagged: boolean) => `WITH RECURSIVE edge AS MATERIALIZED (
     SELECT c.id, c.parent_session_id AS parent FROM sessions c${newerFile ? "" : " INDEXED BY idx_sessions_parent"}
     WHERE c.parent_session_id IS NOT NULL AND NOT ${topSql("c")}
   ),
@@ -40,8 +42,16 @@ const pageSql = (newerFile: boolean, flagged: boolean) => `WITH RECURSIVE edge A
   listed AS MATERIALIZED (
     SELECT s.id, s.started_at, s.ended_at, ${lastActiveSql("s")} AS own FROM sessions s
     WHERE s.id NOT IN (SELECT id FROM edge)${flagged ? ` AND s.id NOT IN (SELECT id FROM ${SESSION_FLAGS_VIEW} WHERE archived != 0 OR hidden != 0)` : ""}${pageFilterSql("s")}
-  )${PAGE_ROWS_SQL}${PAGE_ROWS_FROM_SQL}`;
+  )`;
+const pageSql = (newerFile: boolean, flagged: boolean) =>
+  `${listingSql(newerFile, flagged)}${PAGE_ROWS_SQL}${PAGE_ROWS_FROM_SQL}`;
+// Every listed session in the page's order, without cursor or limit: what a read-only store
+// keeps per data_version (session-order-cache.ts).
+const orderSql = (newerFile: boolean, flagged: boolean) => `${listingSql(newerFile, flagged)}${KEYED_SQL}
+  SELECT id, started_at, own, chain_sessions, chain_open, chain_last_active FROM keyed
+  ORDER BY chain_last_active DESC, started_at DESC, id DESC`;
 const PAGE_SQL = pageSql(false, false);
+const ORDER_SQL = orderSql(false, false);
 
 // A filtered page of a v11 file: only the top sessions the filters keep, each with its chain
 // walked down from it (no pass over every chain of the file).
@@ -80,7 +90,13 @@ export function listSessionPage(ctx: StoreContext, o?: SessionPageOptions): Sess
       : isFilteredPage(a)
         ? FILTERED_PAGE_SQL
         : PAGE_SQL;
-    const rows = sessionPageByBounds(ctx, a, params) ?? ctx.conn.all<SessionPageRow>(sqlText, [params]);
+    // A read-only store without a proof orders every chain once per change of the file.
+    const fromOrder = () =>
+      ctx.readOnly !== undefined && !isFilteredPage(a)
+        ? sessionPageFromOrder(ctx, a, ctx.reads ? orderSql(true, ctx.reads.sessionFlags) : ORDER_SQL, params)
+        : null;
+    const rows =
+      sessionPageByBounds(ctx, a, params) ?? fromOrder() ?? ctx.conn.all<SessionPageRow>(sqlText, [params]);
     return finishSessionPage(rows, a.limit);
   });
 }
