@@ -18,6 +18,7 @@ export {
 } from "./browsing/message-page-arguments.js";
 export {
   finishSessionPage,
+  isFilteredPage,
   type SessionPage,
   type SessionPageArguments,
   type SessionPageOptions,

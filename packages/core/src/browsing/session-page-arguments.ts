@@ -128,3 +128,18 @@ export function finishSessionPage(rows: SessionPageRow[], limit: number): Sessio
   const last = sessions[sessions.length - 1];
   return { sessions, nextCursor: more && last !== undefined ? sessionPageCursor(last) : null };
 }
+
+/**
+ * Whether a page has a filter (source, model, title, dates). A filter leaves few of the newest
+ * chains on the page, so proving it from the newest activity would read most of the sessions
+ * in rounds: both adapters order the sessions the filter keeps instead.
+ */
+export function isFilteredPage(a: SessionPageArguments): boolean {
+  return (
+    a.sources !== null ||
+    a.models !== null ||
+    a.titlePattern !== null ||
+    a.startedAfter !== null ||
+    a.startedBefore !== null
+  );
+}

@@ -1,4 +1,4 @@
-import type { SessionPageArguments, SessionPageRow } from "@hermes/core";
+import { isFilteredPage, type SessionPageArguments, type SessionPageRow } from "@hermes/core";
 import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import { afterCursor, lastActive, PAGE_COLUMNS, top } from "./session-page-sql.js";
@@ -17,21 +17,6 @@ type RoundRow = Partial<SessionPageRow> & {
   hermes_above: boolean | null;
   hermes_started?: number;
 };
-
-/**
- * Whether the page has a filter. A filter leaves few of the newest chains on the page: proving
- * it from the newest activity would read most of the table in rounds, so a filtered page orders
- * the sessions the filter keeps instead (as the SQLite store does).
- */
-function isFilteredPage(a: SessionPageArguments): boolean {
-  return (
-    a.sources !== null ||
-    a.models !== null ||
-    a.titlePattern !== null ||
-    a.startedAfter !== null ||
-    a.startedBefore !== null
-  );
-}
 
 /**
  * One round in one statement (one snapshot): the newest `n` messages (`idx_messages_timestamp`)

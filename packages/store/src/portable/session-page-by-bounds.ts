@@ -1,4 +1,4 @@
-import type { SessionPageArguments, SessionPageRow } from "@hermes/core";
+import { isFilteredPage, type SessionPageArguments, type SessionPageRow } from "@hermes/core";
 import {
   CJK_QUEUE_TABLE,
   CJK_STATE_TABLE,
@@ -65,21 +65,6 @@ function boundsUsable(ctx: StoreContext): boolean {
   if (backfill === null || backfill.next < backfill.end) return false;
   const fill = timestampBlocksFill(db, CJK_STATE_TABLE);
   return fill !== null && fill.next >= fill.end;
-}
-
-/**
- * Whether the page has a filter. A filter leaves few of the newest chains on the page: proving
- * it from the newest activity would read most of the file in rounds, so a filtered page orders
- * the sessions the filter keeps instead.
- */
-export function isFilteredPage(a: SessionPageArguments): boolean {
-  return (
-    a.sources !== null ||
-    a.models !== null ||
-    a.titlePattern !== null ||
-    a.startedAfter !== null ||
-    a.startedBefore !== null
-  );
 }
 
 /**

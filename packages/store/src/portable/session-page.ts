@@ -1,5 +1,6 @@
 import {
   finishSessionPage,
+  isFilteredPage,
   type SessionPage,
   type SessionPageOptions,
   type SessionPageRow,
@@ -9,7 +10,7 @@ import { SESSION_FLAGS_VIEW } from "../file-views.js";
 import { readSnapshot } from "../read-snapshot.js";
 import type { StoreContext } from "../store-context.js";
 import { sessionPageFromOrder } from "./session-order-cache.js";
-import { isFilteredPage, sessionPageByBounds } from "./session-page-by-bounds.js";
+import { sessionPageByBounds } from "./session-page-by-bounds.js";
 import {
   CHAIN_BELOW_SQL,
   KEYED_SQL,
