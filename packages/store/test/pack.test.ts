@@ -1,4 +1,5 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
@@ -288,7 +289,66 @@ async function checkSqliteApp(app: string, dataDir: string): Promise<void> {
       "(beside @hermes/cli; with -g if the CLI is installed globally)\n",
   );
 
+  await checkInstalledServe(app, join(dataDir, "state.db"));
   await sh(bin("tsc"), [...STRICT_TSC, "consumer.ts"], app);
+}
+
+/**
+ * `hermes-sessions serve` from the installed CLI, as `npx @hermes/cli serve` runs it: the built
+ * front end ships in the tarballs (no build step), a search answers, and the file is unchanged.
+ */
+async function checkInstalledServe(app: string, db: string): Promise<void> {
+  const digest = () => createHash("sha256").update(readFileSync(db)).digest("hex");
+  const before = digest();
+  // The installed bin itself (what npx resolves), so that the signal below reaches the server.
+  const child = spawn(
+    join(app, "node_modules", ".bin", "hermes-sessions"),
+    ["--db", db, "serve", "--port", "0", "--json"],
+    {
+      cwd: app,
+      env: USER_ENV,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  try {
+    const line = await new Promise<string>((resolveLine, reject) => {
+      let out = "";
+      let err = "";
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        out += chunk;
+        // `--json` prints one (pretty-printed) JSON object once the server listens.
+        try {
+          JSON.parse(out);
+          resolveLine(out);
+        } catch {}
+      });
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        err += chunk;
+      });
+      child.on("exit", (code) => reject(new Error(`serve exited (${code}) before listening: ${err}`)));
+    });
+    const { url, origin, writable } = JSON.parse(line) as { url: string; origin: string; writable: boolean };
+    expect(writable).toBe(false);
+    const token = new URL(url).searchParams.get("token") ?? "";
+    const get = (path: string) =>
+      fetch(`${origin}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    const page = await get("/");
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('<div id="app">');
+    const script = /<script[^>]+src="([^"]+)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await get(script!);
+    expect(asset.status).toBe(200);
+    expect((await asset.text()).length).toBeGreaterThan(1000);
+    const search = await get(`/api/search?q=${encodeURIComponent("记忆")}`);
+    expect(search.status).toBe(200);
+    const answer = (await search.json()) as { hits: Array<{ id: number }> };
+    expect(answer.hits.map((h) => h.id)).toEqual([2]);
+  } finally {
+    child.kill("SIGTERM");
+  }
+  expect(digest()).toBe(before);
 }
 
 /** The kit runs green from the installed packages (the installed vitest, not the workspace's). */
