@@ -118,14 +118,19 @@ function agentChanges(agent: Database.Database): Array<[string, () => void]> {
   ];
 }
 
+/** A seeded file, the agent's own connection to it, and a read-only connection with the cache. */
+async function seededReadOnly() {
+  const path = join(tempDir(), "state.db");
+  await seed(path);
+  const agent = new Database(path, { timeout: 1000 });
+  raws.push(agent);
+  const conn = connection(path);
+  return { path, agent, conn, ctx: context(conn, true) };
+}
+
 describe("the sessions page of a read-only file without our index", () => {
   it("reads the order once per change of the file, and pages from it as the full order does", async () => {
-    const path = join(tempDir(), "state.db");
-    await seed(path);
-    const agent = new Database(path, { timeout: 1000 });
-    raws.push(agent);
-    const conn = connection(path);
-    const ctx = context(conn, true);
+    const { path, agent, conn, ctx } = await seededReadOnly();
     // The first page at a data_version is the SQL's; the second reads the order and keeps it.
     const first = listSessionPage(ctx, { limit: 10 });
     expect(keptSessionOrder(conn)).toBeNull();
@@ -151,12 +156,7 @@ describe("the sessions page of a read-only file without our index", () => {
   });
 
   it("a cursor taken before another connection's commit continues in the order after it", async () => {
-    const path = join(tempDir(), "state.db");
-    await seed(path);
-    const agent = new Database(path, { timeout: 1000 });
-    raws.push(agent);
-    const conn = connection(path);
-    const ctx = context(conn, true);
+    const { path, agent, conn, ctx } = await seededReadOnly();
     const first = listSessionPage(ctx, { limit: 10 });
     // The next page at this data_version reads the order, which the commit below makes old.
     listSessionPage(ctx, { limit: 10, cursor: first.nextCursor! });
