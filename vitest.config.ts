@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 // One project per package (and per private test package under tests/); tests import the
@@ -19,23 +20,67 @@ const projects = [
 /** Projects whose tests need a PostgreSQL server: each starts one for all its tests. */
 const NEEDS_POSTGRES: ReadonlySet<string> = new Set(["@hermes/postgres", "@hermes/differential"]);
 
+/**
+ * Files whose checks depend on having the machine to themselves: writers racing for one lock,
+ * group commit and pacing, busy timeouts of reference writers, long upgrades inside a test
+ * timeout, thread priorities. They run in a project of their own (`<package>:serial`), one
+ * file at a time, after every other file (vitest runs single-worker projects last).
+ */
+const SERIAL: Readonly<Record<string, readonly string[]>> = {
+  "@hermes/store": [
+    "background-thread-priority",
+    "cjk-side-index-build",
+    "contention",
+    "group-commit",
+    "migrations",
+    "migrations-processes",
+    "reliability-interop-load",
+    "search-merge-pacing",
+    "shared-commits",
+  ],
+};
+
+/**
+ * Every other file runs two at a time even on 2 cores (vitest's default is cores − 1): most
+ * of a file's time is spent waiting on child processes, fsync or the PostgreSQL server.
+ */
+const PARALLEL_WORKERS = Math.max(2, availableParallelism() - 1);
+
+const serialFiles = (name: string) => (SERIAL[name] ?? []).map((file) => `test/${file}.test.ts`);
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    projects: projects.map(([name, root]) => ({
-      extends: true,
-      test: {
-        name,
-        root,
-        include: ["test/**/*.test.ts"],
-        // `providePgServer` of @hermes/postgres/testing: HERMES_PG_URL or a throwaway cluster.
-        ...(NEEDS_POSTGRES.has(name) ? { globalSetup: ["test/global-setup.ts"] } : {}),
-        // Type-level tests (`*.test-d.ts`, checked by tsc) where a package has them.
-        ...(name === "@hermes/schema"
-          ? { typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "tsconfig.test.json" } }
-          : {}),
-      },
-    })),
+    maxWorkers: PARALLEL_WORKERS,
+    projects: [
+      ...projects.map(([name, root]) => ({
+        extends: true,
+        test: {
+          name,
+          root,
+          include: ["test/**/*.test.ts"],
+          exclude: serialFiles(name),
+          // `providePgServer` of @hermes/postgres/testing: HERMES_PG_URL or a throwaway cluster.
+          ...(NEEDS_POSTGRES.has(name) ? { globalSetup: ["test/global-setup.ts"] } : {}),
+          // Type-level tests (`*.test-d.ts`, checked by tsc) where a package has them.
+          ...(name === "@hermes/schema"
+            ? {
+                typecheck: {
+                  enabled: true,
+                  include: ["test/**/*.test-d.ts"],
+                  tsconfig: "tsconfig.test.json",
+                },
+              }
+            : {}),
+        },
+      })),
+      ...projects
+        .filter(([name]) => SERIAL[name] !== undefined)
+        .map(([name, root]) => ({
+          extends: true,
+          test: { name: `${name}:serial`, root, include: serialFiles(name), fileParallelism: false },
+        })),
+    ],
   },
 });

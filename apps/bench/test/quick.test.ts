@@ -24,6 +24,55 @@ const SCENARIOS = [
   "web",
 ];
 
+interface PostgresCase {
+  name: string;
+  status: string;
+  note?: string;
+  store: { n: number } | null;
+  baseline: { n: number } | null;
+  extra?: Record<string, number | string>;
+}
+
+/**
+ * The `postgres` scenario has its own rule: its appends and searches have the SQLite store as
+ * their baseline and must lose, duplicate or fail nothing; each search query must find as many
+ * hits on both backends; the `migrate-to-postgres` case has no baseline (nothing to compare
+ * with) but must copy every message of the data set.
+ */
+function checkPostgresReport(report: { scenario: string; cases: PostgresCase[]; notes: string[] }): void {
+  expect(report.scenario).toBe("postgres");
+  const byName = new Map(report.cases.map((c) => [c.name, c]));
+  const appends = byName.get("appends (8 processes)");
+  expect(appends?.status, appends?.note).toBe("ok");
+  expect(appends?.store?.n).toBeGreaterThan(0);
+  expect(appends?.baseline?.n).toBeGreaterThan(0);
+  expect(appends?.extra).toMatchObject({
+    lost: 0,
+    duplicated: 0,
+    counterMismatches: 0,
+    errors: 0,
+    sqliteLost: 0,
+  });
+  expect(appends?.extra?.rows).toBe(appends?.extra?.expected);
+  const searches = byName.get("concurrent searches (2 processes)");
+  expect(searches?.status, searches?.note).toBe("ok");
+  expect(searches?.extra?.errors).toBe(0);
+  const queries = report.cases.filter((c) => c.name.startsWith("search: "));
+  expect(queries).toHaveLength(9);
+  for (const q of queries) {
+    expect(q.status, `${q.name}: ${q.note}`).toBe("ok");
+    expect(q.store?.n, q.name).toBeGreaterThan(0);
+    expect(q.baseline?.n, q.name).toBeGreaterThan(0);
+    expect(q.extra?.pgHits, q.name).toBe(q.extra?.sqliteHits);
+  }
+  const migrate = byName.get("migrate-to-postgres (CLI)");
+  expect(migrate?.status, migrate?.note).toBe("ok");
+  const dataSet = report.notes.map((n) => /^Data set: ([\d,]+) messages/.exec(n)?.[1]).find(Boolean);
+  expect(dataSet, "the report names its data set").toBeDefined();
+  expect(migrate?.extra?.messages).toBe(Number(dataSet?.replaceAll(",", "")));
+  expect(migrate?.extra?.messagesPerSecond).toBeGreaterThan(0);
+}
+
 describe("pnpm bench --quick", () => {
   const root = mkdtempSync(join(tmpdir(), "hermes-bench-"));
   const out = join(root, "results");
@@ -61,6 +110,8 @@ describe("pnpm bench --quick", () => {
       const svg = readFileSync(join(out, `${name}.svg`), "utf8");
       expect(svg.startsWith("<svg")).toBe(true);
     }
+    checkPostgresReport(JSON.parse(readFileSync(join(out, "postgres.json"), "utf8")));
+    expect(readFileSync(join(out, "postgres.svg"), "utf8").startsWith("<svg")).toBe(true);
   }, 900_000);
 
   it("refuses an unknown scenario with exit code 2", () => {
