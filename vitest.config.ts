@@ -55,7 +55,7 @@ export default defineConfig({
     maxWorkers: PARALLEL_WORKERS,
     projects: [
       ...projects.map(([name, root]) => ({
-        extends: true,
+        extends: true as const,
         test: {
           name,
           root,
@@ -78,7 +78,7 @@ export default defineConfig({
       ...projects
         .filter(([name]) => SERIAL[name] !== undefined)
         .map(([name, root]) => ({
-          extends: true,
+          extends: true as const,
           test: { name: `${name}:serial`, root, include: serialFiles(name), fileParallelism: false },
         })),
     ],
