@@ -292,7 +292,7 @@ export interface PgMigrationReport {
 export async function migratePg(db: PgDb): Promise<PgMigrationReport> {
   return db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessions:' || current_schema()))`.execute(trx);
-    await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`.execute(trx);
+    await ensureTrigram(trx);
     const features = { rum: await ensureRum(trx) };
     await trx.schema
       .createTable("schema_version")
@@ -360,17 +360,44 @@ export const RUM_MISSING =
   "(GIN) instead of reading the top hits off a RUM index; install the server package (e.g. " +
   "Debian's postgresql-15-rum), run CREATE EXTENSION rum as a superuser, then rebuild the search index";
 
+/** Whether `name` is installed in the current database. */
+async function extensionInstalled(db: PgDb, name: string): Promise<boolean> {
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*) AS n FROM pg_extension WHERE extname = ${name}`.execute(db);
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
+/**
+ * Takes, until the transaction ends, the database-wide lock under which extensions are created.
+ * Stores of other schemas may be migrating the same database at once, and the extension is the
+ * database's: a second `CREATE EXTENSION` racing the first fails on `pg_extension`'s unique key
+ * even with `IF NOT EXISTS`. Always taken after the schema's own lock (one order: no deadlock).
+ */
+async function lockExtensions(db: PgDb): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessions:create-extension'))`.execute(db);
+}
+
+/** Creates pg_trgm when missing (a trusted extension: a database owner may). */
+async function ensureTrigram(db: PgDb): Promise<void> {
+  if (await extensionInstalled(db, "pg_trgm")) return;
+  await lockExtensions(db);
+  await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`.execute(db);
+}
+
 /**
  * Whether RUM is usable: installed in the database, or installable now (a superuser's
  * connection; the extension is not trusted). A failed `CREATE EXTENSION` is rolled back to a
  * savepoint, never an error: search then runs on GIN.
  */
 export async function ensureRum(db: PgDb): Promise<boolean> {
-  const count = async (query: ReturnType<typeof sql<{ n: number }>>) =>
-    Number((await query.execute(db)).rows[0]?.n ?? 0);
-  if ((await count(sql`SELECT count(*) AS n FROM pg_extension WHERE extname = 'rum'`)) > 0) return true;
-  if ((await count(sql`SELECT count(*) AS n FROM pg_available_extensions WHERE name = 'rum'`)) === 0)
-    return false;
+  if (await extensionInstalled(db, "rum")) return true;
+  const { rows } = await sql<{
+    n: number;
+  }>`SELECT count(*) AS n FROM pg_available_extensions WHERE name = 'rum'`.execute(db);
+  if (Number(rows[0]?.n ?? 0) === 0) return false;
+  await lockExtensions(db);
+  if (await extensionInstalled(db, "rum")) return true;
   await sql`SAVEPOINT hermes_rum`.execute(db);
   try {
     await sql`CREATE EXTENSION IF NOT EXISTS rum SCHEMA public`.execute(db);

@@ -294,6 +294,31 @@ describe("without RUM on the server", () => {
   });
 });
 
+describe("a database where RUM is not created yet", () => {
+  it("stores of several schemas opened at once all create or find RUM: none fails, none falls back to GIN", async () => {
+    const database = fresh("hermes_ext");
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    const u = new URL(url);
+    u.pathname = `/${database}`;
+    try {
+      const stores = await Promise.all(
+        ["s1", "s2", "s3", "s4"].map((schema) =>
+          openPostgresSessionStore({ connectionString: u.toString(), schema }),
+        ),
+      );
+      opened.push(...stores);
+      expect(stores.map((s) => s.searchMethod)).toEqual(["rum", "rum", "rum", "rum"]);
+      expect(stores.flatMap((s) => s.migration.warnings)).toEqual([]);
+    } finally {
+      for (const store of opened.splice(0)) await store.close();
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+});
+
 describe("group commit", () => {
   it("appends queued together share one statement; an unknown session fails its own call only; order and counters hold", async () => {
     const store = await openPostgresSessionStore({ connectionString: url, schema: fresh("g") });

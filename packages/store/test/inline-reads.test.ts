@@ -75,7 +75,8 @@ describe("cheap reads answered in-thread with a pool", () => {
     expect(inline.demoted.has("listSessionsRich")).toBe(false);
     for (let i = 0; i < 1000; i++) expect(inline.wants("listSessionsRich", [])).toBe(true);
     // Dear again later: the wait starts over from RETRY_AFTER, since it was found cheap in between.
-    for (let i = 0; i < 8 && !inline.demoted.has("listSessionsRich"); i++) inline.note("listSessionsRich", dear);
+    for (let i = 0; i < 8 && !inline.demoted.has("listSessionsRich"); i++)
+      inline.note("listSessionsRich", dear);
     expect(inline.demoted.has("listSessionsRich")).toBe(true);
     expect(pooledCalls()).toBe(RETRY_AFTER);
   });
