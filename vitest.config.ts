@@ -15,6 +15,7 @@ const projects = [
   ["@hermes/cli", "apps/cli"],
   ["@hermes/bench", "apps/bench"],
   ["@hermes/differential", "tests/differential"],
+  ["@hermes/repository", "tests/repository"],
 ] as const;
 
 /** Projects whose tests need a PostgreSQL server: each starts one for all its tests. */

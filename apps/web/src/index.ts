@@ -11,12 +11,8 @@ export type {
   SessionsAnswer,
   UsageAnswer,
 } from "./api/api-answers.js";
-export { createWebApp, type WebAppOptions } from "./create-app.js";
-export { type ChangeFeed, pollingChangeFeed, type StoreChange, storeChangeFeed } from "./live/change-feed.js";
 export { openInBrowser } from "./open-in-browser.js";
-export { isPostgresUrl, openServedStore, type ServedDatabase } from "./open-store.js";
 export { CSRF_HEADER } from "./security/csrf-guard.js";
-export { allowedHosts, isLoopbackHost } from "./security/host-guard.js";
 export {
   type RunningSessionBrowser,
   type ServeOptions,

@@ -1,6 +1,6 @@
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import { describe, expect, it } from "vitest";
-import { openServedStore } from "../dist/index.js";
+import { openServedStore } from "../dist/open-store.js";
 import { seededCopy } from "./helpers/seed-web-database.js";
 
 // The store `hermes-sessions serve` opens has its read workers running before the server

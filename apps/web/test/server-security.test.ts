@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { openSessionStore } from "@hermes/store";
 import { afterEach, describe, expect, it } from "vitest";
 import {
-  allowedHosts,
   CSRF_HEADER,
   type ErrorAnswer,
   type MessagesAnswer,
@@ -14,6 +13,7 @@ import {
   serveSessionBrowser,
   WebServerError,
 } from "../dist/index.js";
+import { allowedHosts } from "../dist/security/host-guard.js";
 import { readAnswer } from "./helpers/read-answer.js";
 import { seededCopy } from "./helpers/seed-web-database.js";
 import { tempDir } from "./helpers/temp.js";

@@ -173,7 +173,25 @@ export {
   titleArgument,
 } from "./titles/lineage-title.js";
 export { MAX_TITLE_LENGTH, sanitizeTitle } from "./titles/sanitize-title.js";
-export type * from "./types.js";
+export type {
+  AppendMessageInput,
+  AutoPruneOptions,
+  AutoPruneResult,
+  ConversationMessage,
+  CreateSessionInput,
+  EnsureSessionInput,
+  ListSessionsRichOptions,
+  MessageRow,
+  RichSessionRow,
+  SearchContextMessage,
+  SearchHit,
+  SearchMessagesOptions,
+  SearchSessionsOptions,
+  SessionExport,
+  SessionRow,
+  SessionWithLastActive,
+  UpdateTokenCountsInput,
+} from "./types.js";
 export {
   integerDelta,
   MAX_LIMIT,

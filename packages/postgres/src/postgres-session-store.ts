@@ -26,6 +26,8 @@ import type {
   PostgresStoreStats,
   RichSessionRow,
   SearchHit,
+  SearchIndexProgress,
+  SearchIndexReport,
   SearchMessagesOptions,
   SessionExport,
   SessionPage,
@@ -37,7 +39,6 @@ import type {
   UsageStatsRow,
 } from "@hermes/core";
 import type { SessionRow } from "@hermes/schema";
-import type { SearchIndexProgress, SearchIndexReport } from "@hermes/search";
 import * as conversation from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { HermesStoreError } from "@hermes/core";
 import {
-  migrationStatements,
   openPostgresSessionStore,
   PG_MIGRATIONS,
   type PostgresSessionStore,
@@ -11,6 +10,7 @@ import {
 import { comparableSearch } from "@hermes/postgres/testing";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { migrationStatements } from "../dist/pg-schema.js";
 
 const url = inject("pgConnectionString");
 if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);

@@ -3,11 +3,9 @@ export {
   CORE_TABLES,
   type CoreTableName,
   SCHEMA_VERSION,
-  TITLE_INDEX_NAME,
   TITLE_INDEX_SQL,
 } from "./core-ddl.js";
 export { addColumnSql, DECLARED_COLUMNS, type DeclaredColumn } from "./declared-columns.js";
-export { coreTablesStep, reconcileColumnsStep } from "./migrations/base-schema.js";
 export { coreSchema } from "./migrations/core-schema.js";
 export { objectExists, readSchemaVersion, tableColumns } from "./migrations/introspect.js";
 export {
@@ -25,7 +23,6 @@ export {
   runMigrations,
   type TransactionRunner,
 } from "./migrations/run-migrations.js";
-export { titleIndexStep } from "./migrations/title-index.js";
 export type { SqlExecutor } from "./sql-executor.js";
 export type {
   HermesDatabase,

@@ -1,10 +1,6 @@
 import { CORE_INDEXES, CORE_TABLES } from "@hermes/schema";
 import {
-  backfillCjkChunk,
-  CJK_INDEX_TABLE,
-  cjkGramToken,
   cjkOrderUsable,
-  createCjkIndex,
   FTS_TABLE,
   ftsTableScript,
   newestMatchCandidates,
@@ -15,6 +11,8 @@ import {
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { cjkGramToken } from "../dist/cjk-index/cjk-grams.js";
+import { backfillCjkChunk, CJK_INDEX_TABLE, createCjkIndex } from "../dist/cjk-index/cjk-index.js";
 import { type ReferenceFilters, referenceSearch } from "./helpers/reference-search.js";
 import { catchUp, recordingExecutor } from "./helpers/search-db.js";
 

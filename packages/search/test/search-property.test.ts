@@ -1,14 +1,7 @@
-import {
-  backfillCjkChunk,
-  containsCjk,
-  createCjkIndex,
-  drainCjkQueue,
-  planSearch,
-  runSearch,
-  type SearchPlan,
-} from "@hermes/search";
+import { containsCjk, planSearch, runSearch, type SearchPlan } from "@hermes/search";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { backfillCjkChunk, createCjkIndex, drainCjkQueue } from "../dist/cjk-index/cjk-index.js";
 import { referenceIsReliable, referenceSearch } from "./helpers/reference-search.js";
 import { type CorpusMessage, recordingExecutor, searchDb } from "./helpers/search-db.js";
 

@@ -2,9 +2,11 @@ import {
   InvalidArgumentError,
   optionsObject as options,
   type SearchHit,
+  type SearchIndexProgress,
+  type SearchIndexReport,
   type SearchMessagesOptions,
 } from "@hermes/core";
-import { type SearchIndexProgress, type SearchIndexReport, substringExcerpt } from "@hermes/search";
+import { substringExcerpt } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { anyText, collateC, type PgDb } from "../pg-database.js";
 import { ensureRum, MESSAGE_GRAMS_BACKFILL_SQL, searchIndexStatements, usesRum } from "../pg-schema.js";

@@ -1,11 +1,7 @@
-import {
-  containsCjk,
-  countCjk,
-  pyStrip,
-  referenceDropsLeadingNot,
-  referenceSanitizeFts5Query,
-} from "@hermes/search";
+import { containsCjk, referenceSanitizeFts5Query } from "@hermes/search";
 import type Database from "better-sqlite3";
+import { countCjk } from "../../dist/cjk.js";
+import { pyStrip, referenceDropsLeadingNot } from "../../dist/reference-sanitize-fts5-query.js";
 
 /** A hit as the reference returns it, without context. */
 export interface ReferenceHit {

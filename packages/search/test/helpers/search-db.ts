@@ -1,18 +1,16 @@
 import type { SqlExecutor } from "@hermes/schema";
 import { CORE_INDEXES, CORE_TABLES } from "@hermes/schema";
 import {
-  backfillCjkChunk,
   CJK_STATE_TABLE,
   cjkIndexNeedsUpgrade,
   cjkIndexPresence,
-  createCjkIndex,
-  drainCjkQueue,
   FTS_TABLE,
-  fillTimestampBlocksChunk,
   ftsTableScript,
   TRIGRAM_TABLE,
 } from "@hermes/search";
 import Database from "better-sqlite3";
+import { backfillCjkChunk, createCjkIndex, drainCjkQueue } from "../../dist/cjk-index/cjk-index.js";
+import { fillTimestampBlocksChunk } from "../../dist/cjk-index/timestamp-blocks.js";
 
 /** One message of a test corpus. */
 export interface CorpusMessage {
