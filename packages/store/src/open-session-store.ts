@@ -40,14 +40,10 @@ import { SessionStore } from "./session-store.js";
 import type { CjkIndexMode } from "./side-index/cjk-side-index.js";
 import { isBusyError, mapSqliteError } from "./sqlite-errors.js";
 import { resolveStatePath } from "./state-path.js";
-import { walSize } from "./store-runtime.js";
-import { CheckpointThread } from "./write/checkpoint-thread.js";
-import { HandoffQueue } from "./write/handoff-queue.js";
-import { referenceSearchIndexRepair } from "./write/search-index-repair.js";
-import { referenceSearchMergePacing } from "./write/search-merge-pacing.js";
-import { SharedCommits } from "./write/shared-commits.js";
+import { openWritePath, type WritePath, type WritePathSettings } from "./write/write-path.js";
 import { DEFAULT_WRITE_POLICY } from "./write/write-policy.js";
 import { WriteQueue } from "./write/write-queue.js";
+import { WriterThread } from "./write/writer-thread.js";
 
 /** Options of {@link openSessionStore}. */
 export interface OpenSessionStoreOptions {
@@ -156,12 +152,27 @@ export interface OpenSessionStoreOptions {
    * store has no pool (`readers: 0`, a read-only store reading a snapshot).
    */
   warmReaders?: boolean;
-  /** Clock in Unix epoch seconds; for tests. */
+  /**
+   * Where this store's writes run. `"thread"`: on a writer thread that holds the store's only
+   * writable connection (started while opening), so that no write transaction, COMMIT (its
+   * fsync) or short-CJK index catch-up runs on the caller's thread; every write resolves after
+   * its COMMIT there, and any later read sees it. `"inline"` (default): on the caller's thread.
+   * See the package README ("Writes on a writer thread") for what stays on the caller's side.
+   */
+  writer?: WriterMode;
+  /**
+   * Clock in Unix epoch seconds; for tests. With `writer: "thread"` the writer asks the
+   * caller's thread for each reading and waits for it (inside its transaction).
+   */
   clock?: () => number;
 }
 
+/** Where a store's writes run (the `writer` option of {@link openSessionStore}). */
+export type WriterMode = "inline" | "thread";
+
 const MIGRATION_CHAIN = composeChain(coreSchema, searchSchema);
 const CJK_INDEX_MODES: readonly unknown[] = ["lazy", "eager", "off"];
+const WRITER_MODES: readonly unknown[] = ["inline", "thread"];
 const DEFAULT_MIGRATION_DEADLINE_MS = 600_000;
 
 /** An optional positive integer option, or `INVALID_ARGUMENT`. */
@@ -243,6 +254,13 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
   if (options.warmReaders !== undefined && typeof options.warmReaders !== "boolean") {
     throw new InvalidArgumentError("warmReaders", "warmReaders must be a boolean");
   }
+  const writer = options.writer ?? "inline";
+  if (!WRITER_MODES.includes(writer)) {
+    throw new InvalidArgumentError("writer", 'writer must be "inline" or "thread"');
+  }
+  if (options.clock !== undefined && typeof options.clock !== "function") {
+    throw new InvalidArgumentError("clock", "clock must be a function");
+  }
   refuseSymlinks(path);
   if (options.readOnly === true) {
     if (!(await preflightDatabaseFile(path))) {
@@ -298,7 +316,8 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
   }
 
   let conn: DatabaseConnection;
-  let turns: HandoffQueue | undefined;
+  let writePath: WritePath | undefined;
+  let thread: WriterThread | undefined;
   try {
     conn = new DatabaseConnection(path, pragmas);
   } catch (error) {
@@ -323,26 +342,21 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
     const sqliteVersion = checkSqliteVersion(conn, options.allowUnsupportedSqlite === true);
     tightenPermissions(path);
     await setWalMode(conn, deadlineMs);
-    turns = options.fairWrites === false ? undefined : HandoffQueue.open(path);
-    const shared =
-      turns === undefined || options.shareCommits === false ? undefined : new SharedCommits(turns, conn);
-    const writes = new WriteQueue(
-      conn,
-      {
-        ...DEFAULT_WRITE_POLICY,
+    const settings: WritePathSettings = {
+      path,
+      pragmas,
+      policy: {
         deadlineMs,
         checkpointEvery: options.checkpointEvery ?? DEFAULT_WRITE_POLICY.checkpointEvery,
         maxGroupSize,
         walMaxBytes,
       },
-      () => walSize(path),
-      referenceSearchIndexRepair(conn),
-      turns,
-      shared,
-      referenceSearchMergePacing(conn),
-      // Checkpoints off the caller's thread (SQLite's automatic one is turned off below).
-      new CheckpointThread(path, pragmas),
-    );
+      fairWrites: options.fairWrites !== false,
+      shareCommits: options.shareCommits !== false,
+    };
+    // With a writer thread, this connection only reads once the file is upgraded: the writer
+    // holds the write path (its queue, the writers' queue, shared commits, the checkpoint thread).
+    writePath = writer === "inline" ? openWritePath(conn, settings) : undefined;
     // Upgrading a big old file holds the write lock for minutes (a million messages
     // re-indexed); a process opening the same file meanwhile waits for it instead of failing.
     const upgrades = new WriteQueue(conn, {
@@ -357,20 +371,24 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
     // SQLite would otherwise checkpoint inside every COMMIT once the WAL passes 1,000 pages (on
     // every commit while readers hold it): `writes` runs the checkpoints on its thread instead.
     conn.db.pragma("wal_autocheckpoint = 0");
-    return new SessionStore(
+    if (writer === "thread") {
+      thread = new WriterThread({ settings, cjk: { mode: cjkIndex, pragmas } }, options.clock);
+      await thread.start();
+    }
+    return new SessionStore({
       conn,
-      writes,
-      created ?? migration,
-      options.clock ?? (() => Date.now() / 1000),
+      writes: writePath?.writes ?? upgrades,
+      migration: created ?? migration,
+      clock: options.clock ?? (() => Date.now() / 1000),
       sqliteVersion,
-      turns,
-      shared,
-      undefined,
-      readers === 0 ? undefined : new ReadPool(path, readers),
-      { path, pragmas, deadlineMs, fairWrites: options.fairWrites !== false, mode: cjkIndex },
-    );
+      writePath,
+      writer: thread,
+      pool: readers === 0 ? undefined : new ReadPool(path, readers),
+      cjk: { path, pragmas, deadlineMs, fairWrites: settings.fairWrites, mode: cjkIndex },
+    });
   } catch (error) {
-    turns?.close();
+    await thread?.close();
+    writePath?.turns?.close();
     conn.close();
     throw mapSqliteError(error, path);
   }
@@ -388,17 +406,15 @@ function openReadOnlyStore(
   // Workers read the same file the same way when SQLite shares it (not an in-memory snapshot).
   const readers = readersOption(options.readers);
   const pool = readers > 0 && state.file.access === "shared" ? new ReadPool(path, readers) : undefined;
-  return new SessionStore(
-    state.file.conn,
+  return new SessionStore({
+    conn: state.file.conn,
     writes,
-    report,
+    migration: report,
     clock,
     sqliteVersion,
-    undefined,
-    undefined,
-    state,
+    readOnly: state,
     pool,
-  );
+  });
 }
 
 /** Refuses a SQLite older than {@link MIN_SQLITE_VERSION} unless allowed. */

@@ -57,21 +57,39 @@ import * as conversation from "./operations/conversation.js";
 import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";
 import * as retention from "./operations/retention.js";
-import * as search from "./operations/search.js";
 import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import * as watch from "./operations/watch-changes.js";
 import * as portable from "./portable/store-methods.js";
 import type { ReadPool } from "./read-pool/read-pool.js";
-import { searchInThread, withoutSignal } from "./read-pool/read-routing.js";
+import { withoutSignal } from "./read-pool/read-routing.js";
 import { ReadRouter } from "./reads/read-router.js";
 import { type CjkBuildSettings, CjkSideIndex } from "./side-index/cjk-side-index.js";
 import type { StoreContext } from "./store-context.js";
 import { StoreRuntime } from "./store-runtime.js";
 import type { CheckpointThread } from "./write/checkpoint-thread.js";
-import type { HandoffQueue } from "./write/handoff-queue.js";
-import type { SharedCommits } from "./write/shared-commits.js";
+import type { WritePath } from "./write/write-path.js";
 import type { WriteQueue } from "./write/write-queue.js";
+import { WriteRouter } from "./write/write-router.js";
+import type { WriterThread } from "./write/writer-thread.js";
+
+/** @internal What {@link openSessionStore} builds a store from. */
+export interface SessionStoreParts {
+  readonly conn: DatabaseConnection;
+  /** The queue of this thread's connection (a read-only store's refuses; with a writer thread it runs nothing). */
+  readonly writes: WriteQueue;
+  readonly migration: MigrationReport;
+  readonly clock: () => number;
+  readonly sqliteVersion: string;
+  /** This thread's write path (a writable store without a writer thread). */
+  readonly writePath?: WritePath | undefined;
+  /** The writer thread, started and ready (`writer: "thread"`). */
+  readonly writer?: WriterThread | undefined;
+  readonly readOnly?: ReadOnlyStoreState | undefined;
+  readonly pool?: ReadPool | undefined;
+  /** The short-CJK builder's settings (a writable store whose index is built on this side). */
+  readonly cjk?: CjkBuildSettings | undefined;
+}
 
 /**
  * The session store on SQLite: sessions, messages, titles, lineage, search, export and retention
@@ -85,42 +103,50 @@ import type { WriteQueue } from "./write/write-queue.js";
  */
 export class SessionStore implements SessionStoreContract {
   readonly #conn: DatabaseConnection;
-  readonly #writes: WriteQueue;
+  readonly #queue: WriteQueue;
   readonly #migration: MigrationReport;
   readonly #backend: SqliteBackendInfo;
   readonly #readOnly: ReadOnlyStoreState | undefined;
   readonly #cjkIndex: CjkSideIndex;
   readonly #pool: ReadPool | undefined;
   readonly #reads: ReadRouter;
+  readonly #writes: WriteRouter;
   readonly #runtime: StoreRuntime;
 
   /** @internal Use {@link openSessionStore}. */
-  constructor(
-    conn: DatabaseConnection,
-    writes: WriteQueue,
-    migration: MigrationReport,
-    clock: () => number,
-    sqliteVersion: string,
-    turns?: HandoffQueue,
-    shared?: SharedCommits,
-    readOnly?: ReadOnlyStoreState,
-    pool?: ReadPool,
-    cjk?: CjkBuildSettings,
-  ) {
+  constructor(p: SessionStoreParts) {
+    const { conn, writes, readOnly, pool } = p;
     this.#conn = conn;
-    this.#backend = Object.freeze({ kind: "sqlite", path: conn.path, sqliteVersion });
-    this.#writes = writes;
-    this.#migration = migration;
+    this.#backend = Object.freeze({ kind: "sqlite", path: conn.path, sqliteVersion: p.sqliteVersion });
+    this.#queue = writes;
+    this.#migration = p.migration;
     this.#readOnly = readOnly;
-    this.#cjkIndex = new CjkSideIndex(() => conn, readOnly === undefined ? cjk : undefined);
+    // With a writer thread, the index is built there; this side reports what that builder does.
+    this.#cjkIndex = new CjkSideIndex(() => conn, readOnly === undefined && p.writer === undefined ? p.cjk : undefined, {
+      state: () => this.#writes.thread?.cjk,
+    });
     this.#pool = pool;
     const ctx =
       readOnly === undefined
-        ? { conn, writes, path: conn.path, now: clock, cjkIndex: this.#cjkIndex }
-        : readOnlyContext(readOnly, writes, clock);
-    this.#runtime = new StoreRuntime({ conn, writes, turns, pool, cjkIndex: this.#cjkIndex, readOnly });
-    this.#reads = new ReadRouter({ ctx, writes, readOnly, pool, closed: () => this.#runtime.closed });
-    shared?.register("appendMessage", messages.sharedAppends(ctx));
+        ? { conn, writes, path: conn.path, now: p.clock, cjkIndex: this.#cjkIndex }
+        : readOnlyContext(readOnly, writes, p.clock);
+    this.#writes = new WriteRouter({
+      ctx,
+      use: (action) => this.#write(action),
+      path: p.writePath,
+      thread: p.writer,
+      readOnly: readOnly !== undefined,
+      cjkIndex: this.#cjkIndex,
+    });
+    this.#runtime = new StoreRuntime({ conn, writes: this.#writes, pool, cjkIndex: this.#cjkIndex, readOnly });
+    this.#reads = new ReadRouter({
+      ctx,
+      noteError: (error) => this.#writes.noteError(error),
+      readOnly,
+      pool,
+      closed: () => this.#runtime.closed,
+    });
+    p.writePath?.shared?.register("appendMessage", messages.sharedAppends(ctx));
     this.#cjkIndex.opened();
   }
 
@@ -171,35 +197,40 @@ export class SessionStore implements SessionStoreContract {
     return this.#pool;
   }
 
-  /** @internal The write path's checkpoint thread (`undefined` for a read-only store); tests. */
+  /** @internal This thread's checkpoint thread (`undefined` for a read-only store or with a writer thread); tests. */
   get checkpointThread(): CheckpointThread | undefined {
-    return this.#writes.checkpointThread;
+    return this.#queue.checkpointThread;
+  }
+
+  /** @internal The writer thread (`undefined` when writes run on this thread); tests. */
+  get writerThread(): WriterThread | undefined {
+    return this.#writes.thread;
   }
 
   // Sessions ------------------------------------------------------------------------------
 
   /** Creates a session; an existing id is left as it is (first write wins). Returns the id. */
   async createSession(s: CreateSessionInput): Promise<string> {
-    return sessions.createSession(this.#write("createSession"), s);
+    return this.#writes.call("createSession", [s]);
   }
   /** Creates the session if missing (`source` defaults to `unknown`); never overwrites. */
   async ensureSession(s: EnsureSessionInput): Promise<void> {
-    return sessions.ensureSession(this.#write("ensureSession"), s);
+    return this.#writes.call("ensureSession", [s]);
   }
   /** Marks a session ended; the first end wins. */
   async endSession(id: string, endReason: string): Promise<void> {
-    return sessions.endSession(this.#write("endSession"), id, endReason);
+    return this.#writes.call("endSession", [id, endReason]);
   }
   /** Clears `ended_at` and `end_reason`. */
   async reopenSession(id: string): Promise<void> {
-    return sessions.reopenSession(this.#write("reopenSession"), id);
+    return this.#writes.call("reopenSession", [id]);
   }
   async updateSystemPrompt(id: string, systemPrompt: string): Promise<void> {
-    return sessions.updateSystemPrompt(this.#write("updateSystemPrompt"), id, systemPrompt);
+    return this.#writes.call("updateSystemPrompt", [id, systemPrompt]);
   }
   /** Adds (or with `absolute`, sets) token, cost and API-call counters. */
   async updateTokenCounts(id: string, u: UpdateTokenCountsInput = {}): Promise<void> {
-    return sessions.updateTokenCounts(this.#write("updateTokenCounts"), id, u);
+    return this.#writes.call("updateTokenCounts", [id, u]);
   }
   async getSession(id: string): Promise<SessionRow | null> {
     return this.#reads.run((ctx) => sessions.getSession(ctx, id), "getSession", [id]);
@@ -244,7 +275,7 @@ export class SessionStore implements SessionStoreContract {
 
   /** Sets (or with `null`/blank, clears) a title; `false` for an unknown session. */
   async setSessionTitle(id: string, title: string | null): Promise<boolean> {
-    return titles.setSessionTitle(this.#write("setSessionTitle"), id, title);
+    return this.#writes.call("setSessionTitle", [id, title]);
   }
   async getSessionTitle(id: string): Promise<string | null> {
     return this.#reads.run((ctx) => titles.getSessionTitle(ctx, id), "getSessionTitle", [id]);
@@ -267,14 +298,14 @@ export class SessionStore implements SessionStoreContract {
 
   /** Appends a message and bumps the session's counters in one transaction; returns its id. */
   async appendMessage(m: AppendMessageInput): Promise<number> {
-    return messages.appendMessage(this.#write("appendMessage"), m);
+    return this.#writes.call("appendMessage", [m]);
   }
   /**
    * Appends several messages (e.g. one agent turn) all or none, in one transaction; returns
    * their row ids in order. Any invalid message or unknown session writes nothing.
    */
   async appendMessages(batch: readonly AppendMessageInput[]): Promise<number[]> {
-    return messages.appendMessages(this.#write("appendMessages"), batch);
+    return this.#writes.call("appendMessages", [batch]);
   }
   async getMessages(sessionId: string): Promise<MessageRow[]> {
     return this.#reads.run((ctx) => messages.getMessages(ctx, sessionId), "getMessages", [sessionId]);
@@ -290,7 +321,7 @@ export class SessionStore implements SessionStoreContract {
     );
   }
   async clearMessages(sessionId: string): Promise<void> {
-    return messages.clearMessages(this.#write("clearMessages"), sessionId);
+    return this.#writes.call("clearMessages", [sessionId]);
   }
 
   // Search ----------------------------------------------------------------------------------
@@ -301,26 +332,18 @@ export class SessionStore implements SessionStoreContract {
    */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
     const { signal, rest } = withoutSignal(o);
-    // Short CJK terms run here, where the index is brought up to date, unless the store is
-    // read-only (it never updates the index) or the index cannot serve them yet (being built):
-    // that scan is a read like any other.
-    return this.#reads.search(
-      query,
-      rest,
-      signal,
-      async () =>
-        this.readOnly ||
-        !searchInThread(query) ||
-        (await this.#cjkIndex.scanInWorker(query, (l, fn) => this.#writes.run(l, fn))),
-    );
+    // Short CJK terms bring their index up to date first (a write): with a writer thread, the
+    // whole search runs there; else here, or in a read worker when the index cannot serve them yet.
+    if (this.#writes.searchesInWriter(query)) return this.#writes.search(query, rest, signal);
+    return this.#reads.search(query, rest, signal, () => this.#writes.scanInWorker(query));
   }
   /** State of every search index: the reference's FTS5 tables and the short-CJK index. */
   async verifySearchIndex(): Promise<SearchIndexReport> {
-    return search.verifySearchIndex(this.#reads.fresh());
+    return this.#writes.verifySearchIndex(() => this.#reads.fresh());
   }
   /** Rebuilds every search index from `messages` (FTS5 `rebuild` holds the write lock per table). */
   async rebuildSearchIndex(o?: { onProgress?: (progress: SearchIndexProgress) => void }): Promise<void> {
-    return search.rebuildSearchIndex(this.#write("rebuildSearchIndex"), o);
+    return this.#writes.rebuildSearchIndex(o);
   }
 
   // Export, retention, metadata -----------------------------------------------------------
@@ -334,26 +357,26 @@ export class SessionStore implements SessionStoreContract {
     return this.#reads.run((ctx) => retention.exportAll(ctx, o), "exportAll", [o]);
   }
   async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
-    return retention.deleteSession(this.#write("deleteSession"), id, o);
+    return this.#writes.deleteSession(id, o);
   }
   async pruneSessions(o?: {
     olderThanDays?: number;
     source?: string;
     sessionsDir?: string;
   }): Promise<number> {
-    return retention.pruneSessions(this.#write("pruneSessions"), o);
+    return this.#writes.pruneSessions(o);
   }
   async getMeta(key: string): Promise<string | null> {
     return this.#reads.run((ctx) => retention.getMeta(ctx, key), "getMeta", [key]);
   }
   async setMeta(key: string, value: string): Promise<void> {
-    return retention.setMeta(this.#write("setMeta"), key, value);
+    return this.#writes.call("setMeta", [key, value]);
   }
   async vacuum(): Promise<void> {
-    return retention.vacuum(this.#write("vacuum"));
+    return this.#writes.call("vacuum", []);
   }
   async maybeAutoPruneAndVacuum(o?: AutoPruneOptions): Promise<AutoPruneResult> {
-    return retention.maybeAutoPruneAndVacuum(this.#write("maybeAutoPruneAndVacuum"), o);
+    return this.#writes.maybeAutoPruneAndVacuum(o);
   }
 
   // Portability: streaming export and import, bounded reads, forks, lineage, usage ---------
@@ -386,7 +409,7 @@ export class SessionStore implements SessionStoreContract {
   }
   /** Imports sessions from a JSONL file or an iterable; idempotent, parents before children. */
   async importSessions(source: ImportSource, o?: ImportSessionsOptions): Promise<ImportReport> {
-    return portable.importSessions(this.#write("importSessions"), source, o);
+    return this.#writes.importSessions(source, o);
   }
   /** A session's messages page by page (cursor `afterId`), in conversation order. */
   iterMessages(sessionId: string, o?: IterMessagesOptions): AsyncIterable<MessageRow> {
@@ -417,7 +440,7 @@ export class SessionStore implements SessionStoreContract {
   }
   /** Forks a session inside the database (messages up to `atMessageId`); returns the new row. */
   async forkSession(id: string, o?: ForkSessionOptions): Promise<SessionRow> {
-    return portable.forkSession(this.#write("forkSession"), id, o);
+    return this.#writes.call("forkSession", [id, o]);
   }
   /** Ancestors and descendants of a session with the kind of each link, or `null`. */
   async getLineage(id: string, o?: { maxDescendants?: number }): Promise<Lineage | null> {

@@ -4,14 +4,13 @@ import type { DatabaseConnection } from "./database-connection.js";
 import type { ReadOnlyStoreState } from "./open-read-only-store.js";
 import type { ReadPool } from "./read-pool/read-pool.js";
 import type { CjkSideIndex } from "./side-index/cjk-side-index.js";
-import type { HandoffQueue } from "./write/handoff-queue.js";
-import type { WriteQueue } from "./write/write-queue.js";
+import type { WriteStats } from "./write/write-stats.js";
 
 /** What {@link StoreRuntime} ends and reports on. */
 export interface StoreRuntimeParts {
   readonly conn: DatabaseConnection;
-  readonly writes: WriteQueue;
-  readonly turns: HandoffQueue | undefined;
+  /** The write path (this thread's queue or the writer thread: `WriteRouter`). */
+  readonly writes: { stats(): WriteStats; whenIdle(): Promise<void>; close(): Promise<void> };
   readonly pool: ReadPool | undefined;
   readonly cjkIndex: CjkSideIndex;
   readonly readOnly: ReadOnlyStoreState | undefined;
@@ -48,14 +47,14 @@ export class StoreRuntime {
       // The side index then reports what it saw last (stats() never fails).
     }
     const cjk = cjkIndex.status();
-    return { backend: "sqlite", ...writes.stats, walBytes, sideIndexes: { cjk } };
+    return { backend: "sqlite", ...writes.stats(), walBytes, sideIndexes: { cjk } };
   }
 
   /** Waits for queued writes, checkpoints best-effort and closes the connection. Idempotent. */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
-      const { conn, writes, turns, pool, cjkIndex, readOnly } = this.#parts;
+      const { conn, writes, pool, cjkIndex, readOnly } = this.#parts;
       await cjkIndex.close();
       // Workers first: their read snapshots would hold the closing checkpoint back.
       await pool?.close();
@@ -64,12 +63,8 @@ export class StoreRuntime {
         return;
       }
       await writes.whenIdle();
-      await writes.closeCheckpointThread();
-      // Best effort: TRUNCATE waits only the short busy timeout for readers, then degrades to
-      // copying what it can, like PASSIVE (as the reference's close, never an error).
-      // Skipped once the file was found damaged (the queue refuses to checkpoint then).
-      writes.checkpoint("TRUNCATE");
-      turns?.close();
+      // The write path's threads, and its final checkpoint (closeWritePath).
+      await writes.close();
       conn.close();
     })();
     return this.#closing;

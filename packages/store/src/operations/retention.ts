@@ -1,15 +1,11 @@
 import {
-  type AutoPruneOptions,
-  type AutoPruneResult,
   EXPORT_ALL_LIMIT,
   InvalidArgumentError,
   type MessageRow,
   nonNegativeDuration,
   optionalString,
   optionsObject,
-  removeSessionFiles,
   requireId,
-  runAutoPrune,
   type SessionExport,
   type SessionWithLastActive,
   sessionsDirOf,
@@ -102,26 +98,24 @@ const deleteSessionRowQ = compileQuery<{ id: string }>((db) =>
   db.deleteFrom("sessions").where("id", "=", param("id")),
 );
 
+/** `deleteSession`'s arguments, checked: the session id and the transcript folder (or `null`). */
+export function deleteArguments(id: string, o?: { sessionsDir?: string }): { id: string; dir: string | null } {
+  return { id: requireId("id", id), dir: sessionsDirOf(optionsObject("options", o).sessionsDir) };
+}
+
 /**
- * Deletes a session and its messages in one write unit, orphaning (not deleting) its children;
- * then, with `sessionsDir`, removes its transcript files. `false` for an unknown session.
+ * Deletes a session and its messages in one write unit, orphaning (not deleting) its children.
+ * `false` for an unknown session. Its transcript files are the caller's (`WriteRouter`).
  */
-export async function deleteSession(
-  ctx: StoreContext,
-  id: string,
-  o?: { sessionsDir?: string },
-): Promise<boolean> {
+export async function deleteSessionRow(ctx: StoreContext, id: string): Promise<boolean> {
   const sessionId = requireId("id", id);
-  const dir = sessionsDirOf(optionsObject("options", o).sessionsDir);
-  const deleted = await ctx.writes.run("deleteSession", () => {
+  return ctx.writes.run("deleteSession", () => {
     if (ctx.conn.getOf(sessionExistsQ, { id: sessionId }) === undefined) return false;
     ctx.conn.runOf(orphanChildrenQ, { id: sessionId });
     ctx.conn.runOf(deleteSessionMessagesQ, { id: sessionId });
     ctx.conn.runOf(deleteSessionRowQ, { id: sessionId });
     return true;
   });
-  if (deleted && dir !== null) await removeSessionFiles(dir, [sessionId]);
-  return deleted;
 }
 
 // Only ended sessions are candidates (an active one may still be written), aged by start time.
@@ -153,21 +147,32 @@ const deleteSessionsQ = compileQuery<{ ids: string }>((db) =>
   db.deleteFrom("sessions").where("id", "in", idsIn),
 );
 
+/** Options of `pruneSessions`. */
+export interface PruneOptions {
+  olderThanDays?: number;
+  source?: string;
+  sessionsDir?: string;
+}
+
+/** `pruneSessions`' options, checked, with their defaults (`dir`: the transcript folder or `null`). */
+export function pruneArguments(o?: PruneOptions): { days: number; source: string | null; dir: string | null } {
+  const opts = optionsObject("options", o);
+  return {
+    days: nonNegativeDuration("olderThanDays", opts.olderThanDays, 90),
+    source: optionalString("source", opts.source),
+    dir: sessionsDirOf(opts.sessionsDir),
+  };
+}
+
 /**
  * Deletes ended sessions that started more than `olderThanDays` (default 90) days ago,
  * optionally of one `source`, with their messages, in one write unit; sessions whose parent is
- * pruned are orphaned, never deleted. Active sessions are never pruned. With `sessionsDir`, the
- * pruned sessions' transcript files are removed afterwards. Returns the number pruned.
+ * pruned are orphaned, never deleted. Active sessions are never pruned. Returns their ids (the
+ * caller removes their transcript files after COMMIT: see `WriteRouter.pruneSessions`).
  */
-export async function pruneSessions(
-  ctx: StoreContext,
-  o?: { olderThanDays?: number; source?: string; sessionsDir?: string },
-): Promise<number> {
-  const opts = optionsObject("options", o);
-  const days = nonNegativeDuration("olderThanDays", opts.olderThanDays, 90);
-  const source = optionalString("source", opts.source);
-  const dir = sessionsDirOf(opts.sessionsDir);
-  const removed = await ctx.writes.run("pruneSessions", () => {
+export async function pruneSessionIds(ctx: StoreContext, o?: PruneOptions): Promise<string[]> {
+  const { days, source } = pruneArguments(o);
+  return ctx.writes.run("pruneSessions", () => {
     const cutoff = ctx.now() - days * 86_400;
     const rows = source
       ? ctx.conn.allOf<{ id: string }, { cutoff: number; source: string }>(pruneCandidatesSourceQ, {
@@ -183,9 +188,6 @@ export async function pruneSessions(
     ctx.conn.runOf(deleteSessionsQ, args);
     return ids;
   });
-  // Files go after COMMIT: a filesystem problem must never undo or block the database change.
-  if (dir !== null) await removeSessionFiles(dir, removed);
-  return removed.length;
 }
 
 // Metadata -----------------------------------------------------------------------------------
@@ -236,21 +238,4 @@ export async function vacuum(ctx: StoreContext): Promise<void> {
     ctx.conn.exec("VACUUM");
     ctx.writes.checkpoint("TRUNCATE");
   });
-}
-
-/**
- * Startup housekeeping (`runAutoPrune` of `@hermes/core`: the rules are there) over this file:
- * `state_meta` holds `last_auto_prune`, {@link pruneSessions} prunes and {@link vacuum} vacuums.
- */
-export function maybeAutoPruneAndVacuum(ctx: StoreContext, o?: AutoPruneOptions): Promise<AutoPruneResult> {
-  return runAutoPrune(
-    {
-      getMeta: async (key) => getMeta(ctx, key),
-      setMeta: (key, value) => setMeta(ctx, key, value),
-      prune: (options) => pruneSessions(ctx, options),
-      vacuum: () => vacuum(ctx),
-      now: () => ctx.now(),
-    },
-    o,
-  );
 }

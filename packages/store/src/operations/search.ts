@@ -143,15 +143,23 @@ export async function verifySearchIndex(ctx: StoreContext): Promise<SearchIndexR
   }
 }
 
-/** Rebuilds every search index from `messages`, reporting progress per index. */
-export async function rebuildSearchIndex(
-  ctx: StoreContext,
-  o?: { onProgress?: (progress: SearchIndexProgress) => void },
-): Promise<void> {
+/** Options of `rebuildSearchIndex`. */
+export interface RebuildOptions {
+  onProgress?: (progress: SearchIndexProgress) => void;
+}
+
+/** `rebuildSearchIndex`'s options, checked. */
+export function rebuildArguments(o?: RebuildOptions): RebuildOptions {
   const opts = optionsObject("options", o);
   if (opts.onProgress !== undefined && typeof opts.onProgress !== "function") {
     throw new InvalidArgumentError("onProgress", "onProgress must be a function");
   }
+  return opts;
+}
+
+/** Rebuilds every search index from `messages`, reporting progress per index. */
+export async function rebuildSearchIndex(ctx: StoreContext, o?: RebuildOptions): Promise<void> {
+  const opts = rebuildArguments(o);
   try {
     await rebuildSearchIndexes(ctx.conn, transaction(ctx), opts.onProgress);
   } catch (error) {

@@ -1,4 +1,5 @@
 import {
+  type ImportBackend,
   type ImportOutcome,
   type ImportReport,
   type ImportSessionsOptions,
@@ -83,24 +84,27 @@ function writeSession(
   return "replaced";
 }
 
+/** Writes one unit of an import (sessions with their messages) as one write of the store's queue. */
+export function writeImportBatch(
+  ctx: StoreContext,
+  batch: readonly PendingImport[],
+  o: { onConflict: "skip" | "replace"; idFloor: number },
+): Promise<ImportOutcome[]> {
+  // Outcomes are collected inside the unit and applied after COMMIT: a unit retried after a
+  // busy error runs again from the start and must not count twice.
+  return ctx.writes.run("importSessions", () => batch.map((p) => writeSession(ctx, p, o.onConflict, o.idFloor)));
+}
+
 /**
  * Imports sessions with their messages into the SQLite store (see {@link runImport} for the
- * rules); each unit of sessions is one write of the store's queue.
+ * rules); each unit of sessions is one write of the store's queue, by `writeBatch` (default:
+ * {@link writeImportBatch} on `ctx`; the writer thread's, when the store has one).
  */
 export function importSessions(
   ctx: StoreContext,
   source: ImportSource,
   o?: ImportSessionsOptions,
+  writeBatch: ImportBackend["writeBatch"] = (batch, opts) => writeImportBatch(ctx, batch, opts),
 ): Promise<ImportReport> {
-  return runImport(
-    {
-      exists: (id) => ctx.conn.get(SESSION_EXISTS_SQL, [id]) !== undefined,
-      // Outcomes are collected inside the unit and applied after COMMIT: a unit retried after a
-      // busy error runs again from the start and must not count twice.
-      writeBatch: (batch, { onConflict, idFloor }) =>
-        ctx.writes.run("importSessions", () => batch.map((p) => writeSession(ctx, p, onConflict, idFloor))),
-    },
-    source,
-    o,
-  );
+  return runImport({ exists: (id) => ctx.conn.get(SESSION_EXISTS_SQL, [id]) !== undefined, writeBatch }, source, o);
 }

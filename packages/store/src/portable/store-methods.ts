@@ -8,7 +8,7 @@ export { getConversationWindow } from "./conversation-window.js";
 export { exportJsonl } from "./export-jsonl.js";
 export { exportEvents, exportStream } from "./export-stream.js";
 export { forkSession } from "./fork-session.js";
-export { importSessions } from "./import-sessions.js";
+export { importSessions, writeImportBatch } from "./import-sessions.js";
 export { iterMessages } from "./iter-messages.js";
 export { getLineage } from "./lineage.js";
 export { getMessagePage } from "./message-page.js";

@@ -25,16 +25,14 @@ function open(path: string) {
   const { state, writes, report } = openReadOnlyParts(path, { kind: "requested" }, {});
   const clock = () => Date.now() / 1000;
   const version = String(state.file.conn.db.prepare("SELECT sqlite_version()").pluck().get());
-  const store = new SessionStore(
-    state.file.conn,
+  const store = new SessionStore({
+    conn: state.file.conn,
     writes,
-    report,
+    migration: report,
     clock,
-    version,
-    undefined,
-    undefined,
-    state,
-  );
+    sqliteVersion: version,
+    readOnly: state,
+  });
   return { store, state, ctx: readOnlyContext(state, writes, clock) };
 }
 

@@ -20,10 +20,10 @@ export function serializeError(error: unknown): SerializedError {
 const BUILT_IN: Record<string, ErrorConstructor> = { TypeError, RangeError, SyntaxError, Error };
 
 /**
- * Rebuilds a worker's error as core's class of the same name (so `instanceof` and `code` hold),
+ * Rebuilds a worker's error (from `where`, for its stack) as core's class of the same name (so `instanceof` and `code` hold),
  * or the built-in error of that name; a SQLite cause keeps its `code` (the corruption guard reads it).
  */
-export function reviveError(data: SerializedError): Error {
+export function reviveError(data: SerializedError, where = "read worker"): Error {
   const cls = (core as Record<string, unknown>)[data.name];
   const proto =
     typeof cls === "function" && cls.prototype instanceof HermesStoreError
@@ -40,7 +40,7 @@ export function reviveError(data: SerializedError): Error {
     Object.defineProperty(error, "cause", { value: cause, writable: true, configurable: true });
   }
   Object.defineProperty(error, "stack", {
-    value: `${data.name}: ${data.message}\n    at read worker`,
+    value: `${data.name}: ${data.message}\n    at ${where}`,
     writable: true,
     configurable: true,
   });

@@ -7,13 +7,13 @@ import type { ReadPool } from "../read-pool/read-pool.js";
 import { isCloneError } from "../read-pool/read-routing.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
-import type { WriteQueue } from "../write/write-queue.js";
 import { InlineReads } from "./inline-reads.js";
 
 /** What the router needs of its store. */
 export interface ReadRouterParts {
   readonly ctx: StoreContext;
-  readonly writes: WriteQueue;
+  /** Records a damaged file seen by a read, so that the store writes nothing more (`WriteRouter.noteError`). */
+  noteError(error: unknown): void;
   readonly readOnly: ReadOnlyStoreState | undefined;
   readonly pool: ReadPool | undefined;
   /** Whether the store was closed (every read then rejects with `STORE_CLOSED`). */
@@ -70,7 +70,7 @@ export class ReadRouter {
     } catch (error) {
       // Arguments that cannot cross threads: in-thread, the same call says what is wrong with them.
       if (isCloneError(error)) return undefined;
-      this.#p.writes.noteError(error);
+      this.#p.noteError(error);
       throw error;
     }
   }
@@ -98,7 +98,7 @@ export class ReadRouter {
       return value;
     } catch (error) {
       // A damaged file seen by a read stops every later write and checkpoint of this store.
-      this.#p.writes.noteError(error);
+      this.#p.noteError(error);
       throw mapSqliteError(error, ctx.path);
     } finally {
       const ms = performance.now() - started;
@@ -138,7 +138,7 @@ export class ReadRouter {
       throwIfAborted(signal);
       return hits;
     } catch (error) {
-      this.#p.writes.noteError(error);
+      this.#p.noteError(error);
       throw error;
     }
   }
@@ -206,7 +206,7 @@ export class ReadRouter {
       }
     } catch (error) {
       if (this.#p.closed()) throw error instanceof StoreClosedError ? error : new StoreClosedError();
-      this.#p.writes.noteError(error);
+      this.#p.noteError(error);
       throw error;
     }
   }

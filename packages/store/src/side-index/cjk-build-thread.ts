@@ -69,7 +69,7 @@ export class CjkBuildThread {
  * options a worker refuses at once (V8 heap limits such as `--max-old-space-size`) leave it
  * with none.
  */
-function startWorker(url: URL, data: CjkBuildWorkerData): Worker {
+export function startWorker(url: URL, data: unknown): Worker {
   try {
     return new Worker(url, { workerData: data, execArgv: workerExecArgv(process.execArgv) });
   } catch (error) {

@@ -60,11 +60,24 @@ export class CjkSideIndex {
   #retryAt = 0;
   #last: SideIndexStatus | undefined;
   #closed = false;
+  readonly #builder: CjkBuilderLink | undefined;
 
-  /** `db`: the store's connection (read on the caller's thread); `settings`: absent for a read-only store. */
-  constructor(db: () => SqlExecutor, settings?: CjkBuildSettings) {
+  /**
+   * `db`: the store's connection (read on the caller's thread); `settings`: absent for a
+   * read-only store, and for a store whose writer thread builds the index (`builder` then says
+   * what that thread's builder does, and the writer's index reports through `builder.changed`).
+   */
+  constructor(db: () => SqlExecutor, settings?: CjkBuildSettings, builder?: CjkBuilderLink) {
     this.#db = db;
     this.#settings = settings;
+    this.#builder = builder;
+  }
+
+  /** Whether a build runs (here, or in the store's writer thread), and how the last one failed. */
+  get builder(): { active: boolean; lastError: string | null } {
+    const remote = this.#builder?.state?.();
+    if (remote !== undefined) return remote;
+    return { active: this.#thread !== undefined, lastError: this.#lastError };
   }
 
   /** With `cjkIndex: "eager"`, starts the build when there is anything to do (the store calls this once open). */
@@ -82,13 +95,13 @@ export class CjkSideIndex {
       // stats() never fails: a file that cannot be read now reports what was seen last.
       return { ...(this.#last ?? CLOSED_UNKNOWN), lastError: (error as Error).message };
     }
-    const active = this.#thread !== undefined;
+    const { active, lastError } = this.builder;
     this.#last = {
       ...probe.status,
       // A build just started has not created the index yet.
       state: active && probe.status.state === "absent" ? "building" : probe.status.state,
       active,
-      lastError: this.#lastError,
+      lastError,
     };
     return this.#last;
   }
@@ -148,9 +161,11 @@ export class CjkSideIndex {
           this.#lastError = outcome.message;
           this.#retryAt = performance.now() + CJK_BUILD_RETRY_MS;
         }
+        this.#builder?.changed?.(this.builder);
       },
     );
     this.#thread = thread;
+    this.#builder?.changed?.(this.builder);
   }
 
   /** Stops a running build after its current transaction (its work is kept); idempotent. */
@@ -158,8 +173,18 @@ export class CjkSideIndex {
     if (!this.#closed) this.status();
     this.#closed = true;
     await this.#thread?.stop();
-    if (this.#last !== undefined) this.#last = { ...this.#last, active: false, lastError: this.#lastError };
+    if (this.#last !== undefined) this.#last = { ...this.#last, active: false, lastError: this.builder.lastError };
   }
+}
+
+/**
+ * How a store's index meets a builder on another thread: on the caller's side, `state` is what
+ * the writer thread last reported of its builder; in the writer thread, `changed` reports each
+ * start and end of a build to the caller.
+ */
+export interface CjkBuilderLink {
+  state?(): { active: boolean; lastError: string | null } | undefined;
+  changed?(state: { active: boolean; lastError: string | null }): void;
 }
 
 /** Whether `query` has one- or two-character CJK terms (served by the index); `false` when invalid. */

@@ -54,3 +54,19 @@ export function writeStatsSnapshot(
     servedWrites: shared?.servedWrites ?? 0,
   };
 }
+
+/** Counters of the fields that hold a largest value, not a count. */
+const MAXIMA: ReadonlySet<string> = new Set(["writesPerGroupMax", "walBytesMax"]);
+
+/**
+ * The counters of two successive write paths of one store as one (a writer thread that ended,
+ * then its successor): counts added, largest values kept, the mean group size derived again.
+ */
+export function addWriteStats(a: WriteStats, b: WriteStats): WriteStats {
+  const sum = { ...b };
+  for (const key of Object.keys(sum) as Array<keyof WriteStats>) {
+    sum[key] = MAXIMA.has(key) ? Math.max(a[key], b[key]) : a[key] + b[key];
+  }
+  sum.writesPerGroupMean = sum.groupsCommitted === 0 ? 0 : (sum.writes - sum.sharedWrites) / sum.groupsCommitted;
+  return sum;
+}
