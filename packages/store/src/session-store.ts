@@ -122,9 +122,13 @@ export class SessionStore implements SessionStoreContract {
     this.#migration = p.migration;
     this.#readOnly = readOnly;
     // With a writer thread, the index is built there; this side reports what that builder does.
-    this.#cjkIndex = new CjkSideIndex(() => conn, readOnly === undefined && p.writer === undefined ? p.cjk : undefined, {
-      state: () => this.#writes.thread?.cjk,
-    });
+    this.#cjkIndex = new CjkSideIndex(
+      () => conn,
+      readOnly === undefined && p.writer === undefined ? p.cjk : undefined,
+      {
+        state: () => this.#writes.thread?.cjk,
+      },
+    );
     this.#pool = pool;
     const ctx =
       readOnly === undefined
@@ -138,7 +142,13 @@ export class SessionStore implements SessionStoreContract {
       readOnly: readOnly !== undefined,
       cjkIndex: this.#cjkIndex,
     });
-    this.#runtime = new StoreRuntime({ conn, writes: this.#writes, pool, cjkIndex: this.#cjkIndex, readOnly });
+    this.#runtime = new StoreRuntime({
+      conn,
+      writes: this.#writes,
+      pool,
+      cjkIndex: this.#cjkIndex,
+      readOnly,
+    });
     this.#reads = new ReadRouter({
       ctx,
       noteError: (error) => this.#writes.noteError(error),

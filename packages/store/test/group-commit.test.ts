@@ -17,7 +17,7 @@ afterEach(async () => {
   for (const store of opened.splice(0)) await store.close();
 });
 
-async function open(options: OpenSessionStoreOptions = {}): Promise<SessionStore> {
+async function openStore(options: OpenSessionStoreOptions): Promise<SessionStore> {
   const store = await openSessionStore({ path: join(tempDir("hermes-group-"), "state.db"), ...options });
   opened.push(store);
   return store;
@@ -28,7 +28,10 @@ async function settle(promises: Array<Promise<unknown>>) {
   return Promise.allSettled(promises);
 }
 
-describe("group commit", { timeout: 180_000 }, () => {
+// The same guarantees whether the writes run on the caller's thread or on the writer thread,
+// where the calls one tick made arrive together and are started together.
+describe.each(["inline", "thread"] as const)("group commit (writer: %s)", { timeout: 180_000 }, (writer) => {
+  const open = (options: OpenSessionStoreOptions = {}) => openStore({ writer, ...options });
   it("hundreds of concurrent callers: every row once, per-caller order, counters equal rows", async () => {
     const store = await open();
     const sessions = ["a", "b", "c", "d", "e"];
@@ -293,7 +296,7 @@ describe("group commit", { timeout: 180_000 }, () => {
       const dir = tempDir("hermes-group-kill-");
       const path = join(dir, "state.db");
       const side = join(dir, "resolved.txt");
-      const child = startChild("group-commit-writer.mjs", [path, side, "48"]);
+      const child = startChild("group-commit-writer.mjs", [path, side, "48", JSON.stringify({ writer })]);
       await child.waitForLine("ready");
       // Let groups flow, then kill at a moment that varies from round to round.
       for (let waited = 0; waited < 20_000; waited += 20) {

@@ -117,77 +117,82 @@ function expectUnchanged(path: string, hash: string, size: number): void {
   if (existsSync(`${path}-wal`)) expect(statSync(`${path}-wal`).size).toBe(0);
 }
 
-describe("a damaged page of messages (issue 9, scenario 3)", () => {
-  it("a read meets it: STORE_CORRUPT; then no write, no checkpoint, the file unchanged, every time", async () => {
-    const path = await populated();
-    const { leaves, pageSize } = messagesLeaves(path);
-    expect(leaves.length).toBeGreaterThan(20);
-    damagePage(path, leaves[Math.floor(leaves.length / 2)] as number, pageSize);
-    const hash = sha256(path);
-    const size = statSync(path).size;
+// With a writer thread, what a read on this side (or in a read worker) finds reaches the
+// writer, which refuses every later write, as the caller's own queue does.
+describe.each(["inline", "thread"] as const)(
+  "a damaged page of messages (issue 9, scenario 3; writer: %s)",
+  (writer) => {
+    it("a read meets it: STORE_CORRUPT; then no write, no checkpoint, the file unchanged, every time", async () => {
+      const path = await populated();
+      const { leaves, pageSize } = messagesLeaves(path);
+      expect(leaves.length).toBeGreaterThan(20);
+      damagePage(path, leaves[Math.floor(leaves.length / 2)] as number, pageSize);
+      const hash = sha256(path);
+      const size = statSync(path).size;
 
-    // Opening again and again (an agent restarting after each failure) behaves the same way.
-    for (let round = 0; round < 3; round++) {
-      const store = await openSessionStore({ path });
-      const codes: string[] = [];
-      for (let s = 0; s < SESSIONS; s++) {
-        codes.push(await codeOf(async () => (await store.getMessages(`s${s}`)).length));
+      // Opening again and again (an agent restarting after each failure) behaves the same way.
+      for (let round = 0; round < 3; round++) {
+        const store = await openSessionStore({ path, writer });
+        const codes: string[] = [];
+        for (let s = 0; s < SESSIONS; s++) {
+          codes.push(await codeOf(async () => (await store.getMessages(`s${s}`)).length));
+        }
+        expect(codes).toContain("STORE_CORRUPT");
+        expect(codes.filter((c) => c !== "STORE_CORRUPT" && c !== "resolved")).toEqual([]);
+        // What the damage spared stays readable.
+        expect(codes).toContain("resolved");
+        expect((await store.getSession("s0"))?.message_count).toBe(PER_SESSION);
+        await expectWritesRefused(store);
+        await store.close();
+        expectUnchanged(path, hash, size);
       }
-      expect(codes).toContain("STORE_CORRUPT");
-      expect(codes.filter((c) => c !== "STORE_CORRUPT" && c !== "resolved")).toEqual([]);
-      // What the damage spared stays readable.
-      expect(codes).toContain("resolved");
-      expect((await store.getSession("s0"))?.message_count).toBe(PER_SESSION);
+    });
+
+    it("a write meets it: STORE_CORRUPT, nothing kept; later writes refused; the file unchanged", async () => {
+      const path = await populated();
+      const { leaves, pageSize } = messagesLeaves(path);
+      // The rightmost leaf: where the next message's row goes.
+      damagePage(path, leaves.at(-1) as number, pageSize);
+      const hash = sha256(path);
+      const size = statSync(path).size;
+
+      const store = await openSessionStore({ path, writer });
+      expect(
+        await codeOf(() =>
+          store.appendMessage({ sessionId: `s${SESSIONS - 1}`, role: "user", content: "new" }),
+        ),
+      ).toBe("STORE_CORRUPT");
       await expectWritesRefused(store);
+      // Reads that do not touch the page still answer.
+      expect(await store.getMessages("s0")).toHaveLength(PER_SESSION);
       await store.close();
       expectUnchanged(path, hash, size);
-    }
-  });
+    });
 
-  it("a write meets it: STORE_CORRUPT, nothing kept; later writes refused; the file unchanged", async () => {
-    const path = await populated();
-    const { leaves, pageSize } = messagesLeaves(path);
-    // The rightmost leaf: where the next message's row goes.
-    damagePage(path, leaves.at(-1) as number, pageSize);
-    const hash = sha256(path);
-    const size = statSync(path).size;
+    it("the root page of messages: STORE_CORRUPT at open or at the first call, the file unchanged", async () => {
+      const path = await populated();
+      const { root, pageSize } = messagesLeaves(path);
+      damagePage(path, root, pageSize);
+      const hash = sha256(path);
+      const size = statSync(path).size;
 
-    const store = await openSessionStore({ path });
-    expect(
-      await codeOf(() =>
-        store.appendMessage({ sessionId: `s${SESSIONS - 1}`, role: "user", content: "new" }),
-      ),
-    ).toBe("STORE_CORRUPT");
-    await expectWritesRefused(store);
-    // Reads that do not touch the page still answer.
-    expect(await store.getMessages("s0")).toHaveLength(PER_SESSION);
-    await store.close();
-    expectUnchanged(path, hash, size);
-  });
-
-  it("the root page of messages: STORE_CORRUPT at open or at the first call, the file unchanged", async () => {
-    const path = await populated();
-    const { root, pageSize } = messagesLeaves(path);
-    damagePage(path, root, pageSize);
-    const hash = sha256(path);
-    const size = statSync(path).size;
-
-    let store: SessionStore | undefined;
-    let openCode = "resolved";
-    try {
-      store = await openSessionStore({ path });
-    } catch (error) {
-      expect(error).toBeInstanceOf(HermesStoreError);
-      openCode = (error as HermesStoreError).code;
-    }
-    if (store === undefined) {
-      expect(openCode).toBe("STORE_CORRUPT");
-    } else {
-      const opened = store;
-      expect(await codeOf(() => opened.getMessages("s0"))).toBe("STORE_CORRUPT");
-      await expectWritesRefused(opened);
-      await opened.close();
-    }
-    expectUnchanged(path, hash, size);
-  });
-});
+      let store: SessionStore | undefined;
+      let openCode = "resolved";
+      try {
+        store = await openSessionStore({ path, writer });
+      } catch (error) {
+        expect(error).toBeInstanceOf(HermesStoreError);
+        openCode = (error as HermesStoreError).code;
+      }
+      if (store === undefined) {
+        expect(openCode).toBe("STORE_CORRUPT");
+      } else {
+        const opened = store;
+        expect(await codeOf(() => opened.getMessages("s0"))).toBe("STORE_CORRUPT");
+        await expectWritesRefused(opened);
+        await opened.close();
+      }
+      expectUnchanged(path, hash, size);
+    });
+  },
+);

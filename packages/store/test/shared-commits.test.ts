@@ -29,10 +29,12 @@ afterEach(async () => {
   for (const store of stores.splice(0)) await store.close();
 });
 
-async function fixture(options: { writeDeadlineMs?: number } = {}) {
+/** Two stores on one file: `a` commits on its caller's thread, `b` (the waiter that posts) with `writer`. */
+async function twoStores(options: { writeDeadlineMs?: number; writer?: "inline" | "thread" } = {}) {
+  const { writer, ...rest } = options;
   const path = join(tempDir("hermes-shared-"), "state.db");
-  const a = await openSessionStore({ path, ...options });
-  const b = await openSessionStore({ path, ...options });
+  const a = await openSessionStore({ path, ...rest });
+  const b = await openSessionStore({ path, ...rest, ...(writer === undefined ? {} : { writer }) });
   stores.push(a, b);
   await a.createSession({ id: "sa", source: "cli" });
   await a.createSession({ id: "sb", source: "cli" });
@@ -78,174 +80,187 @@ function messageCount(path: string, id: string): number {
   }
 }
 
-describe("shared commits: the lock holder commits what other stores posted", () => {
-  it("commits a waiting store's append in the holder's transaction, once, and returns its id", async () => {
-    const { path, a, b, raw, dir } = await fixture();
-    raw.exec("BEGIN IMMEDIATE");
-    const waiting = b.appendMessage({ sessionId: "sb", role: "user", content: "posted by b" });
-    await posted(dir);
-    await sleep(150); // past the long-wait bound: a races instead of queueing behind b
-    const groupsBefore = a.stats().groupsCommitted;
-    raw.exec("ROLLBACK");
-    const own = a.appendMessage({ sessionId: "sa", role: "user", content: "written by a" });
-    const [ownId, postedId] = await Promise.all([own, waiting]);
-
-    expect(a.stats().servedWrites).toBe(1);
-    expect(b.stats().sharedWrites).toBe(1);
-    expect(b.stats().writes).toBe(1); // counted once, in the store that made the call
-    expect(b.stats().groupsCommitted).toBe(0);
-    expect(a.stats().groupsCommitted - groupsBefore).toBe(1); // both rows, one transaction
-    const stored = rows(path);
-    expect(stored).toEqual([
-      { id: ownId, session_id: "sa", content: "written by a" },
-      { id: postedId, session_id: "sb", content: "posted by b" },
-    ]);
-    expect(messageCount(path, "sb")).toBe(1);
-    expect(filesIn(dir, "req-")).toEqual([]);
-    expect(filesIn(dir, "claim-")).toEqual([]);
-    // The posted append is searchable like any other (the same statement, the same triggers).
-    expect((await a.searchMessages("posted")).map((hit) => hit.id)).toEqual([postedId]);
-  });
-
-  it("keeps only each owner's latest receipt (an acknowledged receipt is deleted)", async () => {
-    const { path, a, b, raw, dir } = await fixture();
-    for (let round = 1; round <= 3; round++) {
+// The waiting store `b` posts from its caller's thread or from its writer thread (its receipt, its
+// counters and its errors come back the same way). The holder `a` stays on its caller's thread:
+// these cases make it the next holder by calling it in the tick the raw lock is released, which
+// a call posted to a thread cannot promise.
+describe.each(["inline", "thread"] as const)(
+  "shared commits: the lock holder commits what other stores posted (poster's writer: %s)",
+  (writer) => {
+    const fixture = (options: { writeDeadlineMs?: number } = {}) => twoStores({ ...options, writer });
+    it("commits a waiting store's append in the holder's transaction, once, and returns its id", async () => {
+      const { path, a, b, raw, dir } = await fixture();
       raw.exec("BEGIN IMMEDIATE");
-      const waiting = b.appendMessage({ sessionId: "sb", role: "user", content: `b${round}` });
+      const waiting = b.appendMessage({ sessionId: "sb", role: "user", content: "posted by b" });
+      await posted(dir);
+      await sleep(150); // past the long-wait bound: a races instead of queueing behind b
+      const groupsBefore = a.stats().groupsCommitted;
+      raw.exec("ROLLBACK");
+      const own = a.appendMessage({ sessionId: "sa", role: "user", content: "written by a" });
+      const [ownId, postedId] = await Promise.all([own, waiting]);
+
+      expect(a.stats().servedWrites).toBe(1);
+      expect(b.stats().sharedWrites).toBe(1);
+      expect(b.stats().writes).toBe(1); // counted once, in the store that made the call
+      expect(b.stats().groupsCommitted).toBe(0);
+      expect(a.stats().groupsCommitted - groupsBefore).toBe(1); // both rows, one transaction
+      const stored = rows(path);
+      expect(stored).toEqual([
+        { id: ownId, session_id: "sa", content: "written by a" },
+        { id: postedId, session_id: "sb", content: "posted by b" },
+      ]);
+      expect(messageCount(path, "sb")).toBe(1);
+      expect(filesIn(dir, "req-")).toEqual([]);
+      expect(filesIn(dir, "claim-")).toEqual([]);
+      // The posted append is searchable like any other (the same statement, the same triggers).
+      expect((await a.searchMessages("posted")).map((hit) => hit.id)).toEqual([postedId]);
+    });
+
+    it("keeps only each owner's latest receipt (an acknowledged receipt is deleted)", async () => {
+      const { path, a, b, raw, dir } = await fixture();
+      for (let round = 1; round <= 3; round++) {
+        raw.exec("BEGIN IMMEDIATE");
+        const waiting = b.appendMessage({ sessionId: "sb", role: "user", content: `b${round}` });
+        await posted(dir);
+        await sleep(150);
+        raw.exec("ROLLBACK");
+        await Promise.all([
+          a.appendMessage({ sessionId: "sa", role: "user", content: `a${round}` }),
+          waiting,
+        ]);
+      }
+      expect(b.stats().sharedWrites).toBe(3);
+      await b.appendMessage({ sessionId: "sb", role: "user", content: "b alone" });
+      // 4 writes, 3 of them committed by a: b's own transaction held 1.
+      expect(b.stats()).toMatchObject({ writes: 4, groupsCommitted: 1, writesPerGroupMean: 1 });
+      const db = new Database(path, { readonly: true });
+      const receipts = db.prepare("SELECT seq FROM hermes_write_receipts").pluck().all();
+      db.close();
+      expect(receipts).toEqual([3]);
+    });
+
+    it("gives a request the holder cannot apply back to its owner, which meets its own typed error", async () => {
+      const { path, a, b, raw, dir } = await fixture();
+      raw.exec("BEGIN IMMEDIATE");
+      const failing = b.appendMessage({ sessionId: "no-such-session", role: "user", content: "lost?" });
+      const outcome = failing.then(
+        () => "resolved",
+        (error: unknown) => error,
+      );
       await posted(dir);
       await sleep(150);
       raw.exec("ROLLBACK");
-      await Promise.all([a.appendMessage({ sessionId: "sa", role: "user", content: `a${round}` }), waiting]);
-    }
-    expect(b.stats().sharedWrites).toBe(3);
-    await b.appendMessage({ sessionId: "sb", role: "user", content: "b alone" });
-    // 4 writes, 3 of them committed by a: b's own transaction held 1.
-    expect(b.stats()).toMatchObject({ writes: 4, groupsCommitted: 1, writesPerGroupMean: 1 });
-    const db = new Database(path, { readonly: true });
-    const receipts = db.prepare("SELECT seq FROM hermes_write_receipts").pluck().all();
-    db.close();
-    expect(receipts).toEqual([3]);
-  });
+      await a.appendMessage({ sessionId: "sa", role: "user", content: "fine" });
+      const error = await outcome;
+      expect(error).toBeInstanceOf(HermesStoreError);
+      expect((error as HermesStoreError).code).toBe("SESSION_NOT_FOUND");
+      expect(a.stats().servedWrites).toBe(0); // declined there, not written
+      expect(b.stats().sharedWrites).toBe(0);
+      expect(rows(path).map((r) => r.content)).toEqual(["fine"]);
+      const db = new Database(path, { readonly: true });
+      const receipts = db.prepare("SELECT result FROM hermes_write_receipts").pluck().all();
+      db.close();
+      expect(receipts).toEqual([JSON.stringify({ declined: true })]); // it was a's to decline
+      // b still writes normally afterwards.
+      await b.appendMessage({ sessionId: "sb", role: "user", content: "after" });
+      expect(rows(path).map((r) => r.content)).toEqual(["fine", "after"]);
+    });
 
-  it("gives a request the holder cannot apply back to its owner, which meets its own typed error", async () => {
-    const { path, a, b, raw, dir } = await fixture();
-    raw.exec("BEGIN IMMEDIATE");
-    const failing = b.appendMessage({ sessionId: "no-such-session", role: "user", content: "lost?" });
-    const outcome = failing.then(
-      () => "resolved",
-      (error: unknown) => error,
-    );
-    await posted(dir);
-    await sleep(150);
-    raw.exec("ROLLBACK");
-    await a.appendMessage({ sessionId: "sa", role: "user", content: "fine" });
-    const error = await outcome;
-    expect(error).toBeInstanceOf(HermesStoreError);
-    expect((error as HermesStoreError).code).toBe("SESSION_NOT_FOUND");
-    expect(a.stats().servedWrites).toBe(0); // declined there, not written
-    expect(b.stats().sharedWrites).toBe(0);
-    expect(rows(path).map((r) => r.content)).toEqual(["fine"]);
-    const db = new Database(path, { readonly: true });
-    const receipts = db.prepare("SELECT result FROM hermes_write_receipts").pluck().all();
-    db.close();
-    expect(receipts).toEqual([JSON.stringify({ declined: true })]); // it was a's to decline
-    // b still writes normally afterwards.
-    await b.appendMessage({ sessionId: "sb", role: "user", content: "after" });
-    expect(rows(path).map((r) => r.content)).toEqual(["fine", "after"]);
-  });
+    it("withdraws a posted request at the deadline: STORE_BUSY, and nothing of it is ever written", async () => {
+      const { path, a, b, raw, dir } = await fixture({ writeDeadlineMs: 300 });
+      raw.exec("BEGIN IMMEDIATE");
+      const outcome = b.appendMessage({ sessionId: "sb", role: "user", content: "too late" }).then(
+        () => "resolved",
+        (error: unknown) => error,
+      );
+      await posted(dir);
+      const error = await outcome;
+      expect((error as HermesStoreError).code).toBe("STORE_BUSY");
+      expect(filesIn(dir, "req-")).toEqual([]); // withdrawn: no holder can claim it any more
+      raw.exec("ROLLBACK");
+      await a.appendMessage({ sessionId: "sa", role: "user", content: "later" });
+      expect(a.stats().servedWrites).toBe(0);
+      expect(rows(path).map((r) => r.content)).toEqual(["later"]);
+      expect(messageCount(path, "sb")).toBe(0);
+    });
 
-  it("withdraws a posted request at the deadline: STORE_BUSY, and nothing of it is ever written", async () => {
-    const { path, a, b, raw, dir } = await fixture({ writeDeadlineMs: 300 });
-    raw.exec("BEGIN IMMEDIATE");
-    const outcome = b.appendMessage({ sessionId: "sb", role: "user", content: "too late" }).then(
-      () => "resolved",
-      (error: unknown) => error,
-    );
-    await posted(dir);
-    const error = await outcome;
-    expect((error as HermesStoreError).code).toBe("STORE_BUSY");
-    expect(filesIn(dir, "req-")).toEqual([]); // withdrawn: no holder can claim it any more
-    raw.exec("ROLLBACK");
-    await a.appendMessage({ sessionId: "sa", role: "user", content: "later" });
-    expect(a.stats().servedWrites).toBe(0);
-    expect(rows(path).map((r) => r.content)).toEqual(["later"]);
-    expect(messageCount(path, "sb")).toBe(0);
-  });
+    it("writes a request itself when its claim has no receipt (the holder died before COMMIT)", async () => {
+      const { path, b, raw, dir } = await fixture();
+      raw.exec("BEGIN IMMEDIATE");
+      const waiting = b.appendMessage({ sessionId: "sb", role: "user", content: "orphaned" });
+      const name = await posted(dir);
+      // A holder claims the request, then dies with its transaction: the claim stays behind.
+      renameSync(join(dir, name), join(dir, name.replace(/^req-/, "claim-")));
+      raw.exec("ROLLBACK");
+      const id = await waiting;
+      expect(rows(path)).toEqual([{ id, session_id: "sb", content: "orphaned" }]);
+      expect(messageCount(path, "sb")).toBe(1);
+      expect(filesIn(dir, "claim-")).toEqual([]);
+      expect(b.stats().sharedWrites).toBe(0);
+    });
 
-  it("writes a request itself when its claim has no receipt (the holder died before COMMIT)", async () => {
-    const { path, b, raw, dir } = await fixture();
-    raw.exec("BEGIN IMMEDIATE");
-    const waiting = b.appendMessage({ sessionId: "sb", role: "user", content: "orphaned" });
-    const name = await posted(dir);
-    // A holder claims the request, then dies with its transaction: the claim stays behind.
-    renameSync(join(dir, name), join(dir, name.replace(/^req-/, "claim-")));
-    raw.exec("ROLLBACK");
-    const id = await waiting;
-    expect(rows(path)).toEqual([{ id, session_id: "sb", content: "orphaned" }]);
-    expect(messageCount(path, "sb")).toBe(1);
-    expect(filesIn(dir, "claim-")).toEqual([]);
-    expect(b.stats().sharedWrites).toBe(0);
-  });
-
-  it("takes the receipt's word when the holder committed and died before waking the owner", async () => {
-    const { path, b, raw, dir } = await fixture();
-    raw.exec("BEGIN IMMEDIATE");
-    const waiting = b.appendMessage({ sessionId: "sb", role: "user", content: "committed elsewhere" });
-    const name = await posted(dir);
-    // A holder claims it, writes the row and the receipt in its transaction, commits, and dies.
-    const claim = join(dir, name.replace(/^req-/, "claim-"));
-    renameSync(join(dir, name), claim);
-    const body = JSON.parse(readFileSync(claim, "utf8")) as {
-      owner: string;
-      seq: number;
-      items: Array<{ row: { session_id: string; role: string; content: string } }>;
-    };
-    expect(body.items).toHaveLength(1);
-    const row = body.items[0]?.row;
-    const id = Number(
+    it("takes the receipt's word when the holder committed and died before waking the owner", async () => {
+      const { path, b, raw, dir } = await fixture();
+      raw.exec("BEGIN IMMEDIATE");
+      const waiting = b.appendMessage({ sessionId: "sb", role: "user", content: "committed elsewhere" });
+      const name = await posted(dir);
+      // A holder claims it, writes the row and the receipt in its transaction, commits, and dies.
+      const claim = join(dir, name.replace(/^req-/, "claim-"));
+      renameSync(join(dir, name), claim);
+      const body = JSON.parse(readFileSync(claim, "utf8")) as {
+        owner: string;
+        seq: number;
+        items: Array<{ row: { session_id: string; role: string; content: string } }>;
+      };
+      expect(body.items).toHaveLength(1);
+      const row = body.items[0]?.row;
+      const id = Number(
+        raw
+          .prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)")
+          .run(row?.session_id, row?.role, row?.content, Date.now() / 1000).lastInsertRowid,
+      );
+      raw.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?").run(row?.session_id);
+      raw.exec(
+        "CREATE TABLE IF NOT EXISTS hermes_write_receipts (owner TEXT NOT NULL, seq INTEGER NOT NULL, " +
+          "result TEXT NOT NULL, written_at REAL NOT NULL, PRIMARY KEY (owner, seq)) WITHOUT ROWID",
+      );
       raw
-        .prepare("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)")
-        .run(row?.session_id, row?.role, row?.content, Date.now() / 1000).lastInsertRowid,
-    );
-    raw.prepare("UPDATE sessions SET message_count = message_count + 1 WHERE id = ?").run(row?.session_id);
-    raw.exec(
-      "CREATE TABLE IF NOT EXISTS hermes_write_receipts (owner TEXT NOT NULL, seq INTEGER NOT NULL, " +
-        "result TEXT NOT NULL, written_at REAL NOT NULL, PRIMARY KEY (owner, seq)) WITHOUT ROWID",
-    );
-    raw
-      .prepare("INSERT INTO hermes_write_receipts VALUES (?, ?, ?, ?)")
-      .run(body.owner, body.seq, JSON.stringify({ values: [id] }), Date.now() / 1000);
-    raw.exec("COMMIT");
-    expect(await waiting).toBe(id);
-    expect(rows(path)).toEqual([{ id, session_id: "sb", content: "committed elsewhere" }]);
-    expect(b.stats().sharedWrites).toBe(1);
-    expect(filesIn(dir, "claim-")).toEqual([]);
-  });
+        .prepare("INSERT INTO hermes_write_receipts VALUES (?, ?, ?, ?)")
+        .run(body.owner, body.seq, JSON.stringify({ values: [id] }), Date.now() / 1000);
+      raw.exec("COMMIT");
+      expect(await waiting).toBe(id);
+      expect(rows(path)).toEqual([{ id, session_id: "sb", content: "committed elsewhere" }]);
+      expect(b.stats().sharedWrites).toBe(1);
+      expect(filesIn(dir, "claim-")).toEqual([]);
+    });
 
-  it("posts nothing with shareCommits: false, and leaves a file written by one store untouched", async () => {
-    const path = join(tempDir("hermes-shared-"), "state.db");
-    const a = await openSessionStore({ path, shareCommits: false });
-    const b = await openSessionStore({ path, shareCommits: false });
-    stores.push(a, b);
-    await a.createSession({ id: "s", source: "cli" });
-    const raw = new Database(path);
-    raw.pragma("busy_timeout = 0");
-    raws.push(raw);
-    raw.exec("BEGIN IMMEDIATE");
-    const waiting = b.appendMessage({ sessionId: "s", role: "user", content: "mine" });
-    await sleep(150);
-    expect(filesIn(`${path}-writers`, "req-")).toEqual([]);
-    raw.exec("ROLLBACK");
-    await Promise.all([a.appendMessage({ sessionId: "s", role: "user", content: "a" }), waiting]);
-    expect(a.stats().servedWrites + b.stats().sharedWrites).toBe(0);
-    const db = new Database(path, { readonly: true });
-    const table = db.prepare("SELECT name FROM sqlite_master WHERE name = 'hermes_write_receipts'").get();
-    db.close();
-    expect(table).toBeUndefined();
-  });
+    it("posts nothing with shareCommits: false, and leaves a file written by one store untouched", async () => {
+      const path = join(tempDir("hermes-shared-"), "state.db");
+      const a = await openSessionStore({ path, shareCommits: false });
+      const b = await openSessionStore({ path, shareCommits: false, writer });
+      stores.push(a, b);
+      await a.createSession({ id: "s", source: "cli" });
+      const raw = new Database(path);
+      raw.pragma("busy_timeout = 0");
+      raws.push(raw);
+      raw.exec("BEGIN IMMEDIATE");
+      const waiting = b.appendMessage({ sessionId: "s", role: "user", content: "mine" });
+      await sleep(150);
+      expect(filesIn(`${path}-writers`, "req-")).toEqual([]);
+      raw.exec("ROLLBACK");
+      await Promise.all([a.appendMessage({ sessionId: "s", role: "user", content: "a" }), waiting]);
+      expect(a.stats().servedWrites + b.stats().sharedWrites).toBe(0);
+      const db = new Database(path, { readonly: true });
+      const table = db.prepare("SELECT name FROM sqlite_master WHERE name = 'hermes_write_receipts'").get();
+      db.close();
+      expect(table).toBeUndefined();
+    });
+  },
+);
 
+describe("shared commits: the building blocks", () => {
   it("settles from the receipt, not by writing again, when the owner gets the lock after a holder committed", async () => {
-    const { path } = await fixture();
+    const { path } = await twoStores();
     const pragmas = { busyTimeoutMs: 0, synchronous: "FULL", journalSizeLimit: -1, readOnly: false } as const;
     const open = () => {
       const conn = new DatabaseConnection(path, pragmas);

@@ -70,48 +70,51 @@ describe("watchChanges: a change feed over the file", { timeout: 60_000 }, () =>
     }
   });
 
-  it("sees this store's own writes, follows one session, batches, resumes from a cursor, ends on abort", async () => {
-    const path = join(tempDir(), "state.db");
-    const store = await openSessionStore({ path });
-    await store.createSession({ id: "a", source: "cli" });
-    await store.createSession({ id: "b", source: "cli" });
-    const ac = new AbortController();
-    const feed = store
-      .watchChanges({
-        signal: ac.signal,
-        intervalMs: 10,
-        sessionId: "a",
-        includeMessages: true,
-        batchSize: 2,
-      })
-      [Symbol.asyncIterator]();
-    const started = feed.next();
-    const ids: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      ids.push(
-        await store.appendMessage({ sessionId: i % 2 === 0 ? "a" : "b", role: "user", content: `m${i}` }),
+  it.each(["inline", "thread"] as const)(
+    "sees this store's own writes, follows one session, batches, resumes from a cursor, ends on abort (writer: %s)",
+    async (writer) => {
+      const path = join(tempDir(), "state.db");
+      const store = await openSessionStore({ path, writer });
+      await store.createSession({ id: "a", source: "cli" });
+      await store.createSession({ id: "b", source: "cli" });
+      const ac = new AbortController();
+      const feed = store
+        .watchChanges({
+          signal: ac.signal,
+          intervalMs: 10,
+          sessionId: "a",
+          includeMessages: true,
+          batchSize: 2,
+        })
+        [Symbol.asyncIterator]();
+      const started = feed.next();
+      const ids: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        ids.push(
+          await store.appendMessage({ sessionId: i % 2 === 0 ? "a" : "b", role: "user", content: `m${i}` }),
+        );
+      }
+      const changes = [(await started).value as StoreChange];
+      changes.push(
+        ...(await collect(feed, (all) => [...changes, ...all].flatMap((c) => c.messages ?? []).length >= 3)),
       );
-    }
-    const changes = [(await started).value as StoreChange];
-    changes.push(
-      ...(await collect(feed, (all) => [...changes, ...all].flatMap((c) => c.messages ?? []).length >= 3)),
-    );
-    // Only session a's messages, two at most per change, none skipped.
-    expect(changes.flatMap((c) => c.messages ?? []).map((m) => m.content)).toEqual(["m0", "m2", "m4"]);
-    expect(changes.every((c) => (c.messages?.length ?? 0) <= 2)).toBe(true);
-    expect(changes.flatMap((c) => c.newSessionIds)).toEqual([]);
-    ac.abort();
-    expect((await feed.next()).done).toBe(true);
+      // Only session a's messages, two at most per change, none skipped.
+      expect(changes.flatMap((c) => c.messages ?? []).map((m) => m.content)).toEqual(["m0", "m2", "m4"]);
+      expect(changes.every((c) => (c.messages?.length ?? 0) <= 2)).toBe(true);
+      expect(changes.flatMap((c) => c.newSessionIds)).toEqual([]);
+      ac.abort();
+      expect((await feed.next()).done).toBe(true);
 
-    // Resumed from a cursor, without messages: what came after it is reported at once.
-    const resumed = store.watchChanges({ afterMessageId: ids[1]!, intervalMs: 10 })[Symbol.asyncIterator]();
-    const change = (await resumed.next()).value as StoreChange;
-    expect(change).toMatchObject({ afterMessageId: ids[1], lastMessageId: ids[4] });
-    expect(change.updatedSessionIds.sort()).toEqual(["a", "b"]);
-    expect(change.messages).toBeUndefined();
-    await resumed.return?.();
-    await store.close();
-  });
+      // Resumed from a cursor, without messages: what came after it is reported at once.
+      const resumed = store.watchChanges({ afterMessageId: ids[1]!, intervalMs: 10 })[Symbol.asyncIterator]();
+      const change = (await resumed.next()).value as StoreChange;
+      expect(change).toMatchObject({ afterMessageId: ids[1], lastMessageId: ids[4] });
+      expect(change.updatedSessionIds.sort()).toEqual(["a", "b"]);
+      expect(change.messages).toBeUndefined();
+      await resumed.return?.();
+      await store.close();
+    },
+  );
 
   it("rejects bad options with INVALID_ARGUMENT and a closed store with STORE_CLOSED", async () => {
     const store = await openSessionStore({ path: join(tempDir(), "state.db") });

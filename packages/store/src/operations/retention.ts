@@ -99,7 +99,10 @@ const deleteSessionRowQ = compileQuery<{ id: string }>((db) =>
 );
 
 /** `deleteSession`'s arguments, checked: the session id and the transcript folder (or `null`). */
-export function deleteArguments(id: string, o?: { sessionsDir?: string }): { id: string; dir: string | null } {
+export function deleteArguments(
+  id: string,
+  o?: { sessionsDir?: string },
+): { id: string; dir: string | null } {
   return { id: requireId("id", id), dir: sessionsDirOf(optionsObject("options", o).sessionsDir) };
 }
 
@@ -155,7 +158,11 @@ export interface PruneOptions {
 }
 
 /** `pruneSessions`' options, checked, with their defaults (`dir`: the transcript folder or `null`). */
-export function pruneArguments(o?: PruneOptions): { days: number; source: string | null; dir: string | null } {
+export function pruneArguments(o?: PruneOptions): {
+  days: number;
+  source: string | null;
+  dir: string | null;
+} {
   const opts = optionsObject("options", o);
   return {
     days: nonNegativeDuration("olderThanDays", opts.olderThanDays, 90),

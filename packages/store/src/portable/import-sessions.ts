@@ -92,7 +92,9 @@ export function writeImportBatch(
 ): Promise<ImportOutcome[]> {
   // Outcomes are collected inside the unit and applied after COMMIT: a unit retried after a
   // busy error runs again from the start and must not count twice.
-  return ctx.writes.run("importSessions", () => batch.map((p) => writeSession(ctx, p, o.onConflict, o.idFloor)));
+  return ctx.writes.run("importSessions", () =>
+    batch.map((p) => writeSession(ctx, p, o.onConflict, o.idFloor)),
+  );
 }
 
 /**
@@ -106,5 +108,9 @@ export function importSessions(
   o?: ImportSessionsOptions,
   writeBatch: ImportBackend["writeBatch"] = (batch, opts) => writeImportBatch(ctx, batch, opts),
 ): Promise<ImportReport> {
-  return runImport({ exists: (id) => ctx.conn.get(SESSION_EXISTS_SQL, [id]) !== undefined, writeBatch }, source, o);
+  return runImport(
+    { exists: (id) => ctx.conn.get(SESSION_EXISTS_SQL, [id]) !== undefined, writeBatch },
+    source,
+    o,
+  );
 }

@@ -173,7 +173,8 @@ export class CjkSideIndex {
     if (!this.#closed) this.status();
     this.#closed = true;
     await this.#thread?.stop();
-    if (this.#last !== undefined) this.#last = { ...this.#last, active: false, lastError: this.builder.lastError };
+    if (this.#last !== undefined)
+      this.#last = { ...this.#last, active: false, lastError: this.builder.lastError };
   }
 }
 

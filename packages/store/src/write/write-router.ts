@@ -17,8 +17,8 @@ import * as portable from "../portable/store-methods.js";
 import { isCloneError, searchInThread } from "../read-pool/read-routing.js";
 import type { CjkSideIndex } from "../side-index/cjk-side-index.js";
 import type { StoreContext } from "../store-context.js";
-import { closeWritePath, type WritePath } from "./write-path.js";
 import { runWrite, type WriteArgs, type WriteMethod, type WriteResult } from "./write-operations.js";
+import { closeWritePath, type WritePath } from "./write-path.js";
 import { addWriteStats, createWriteStats, type WriteStats } from "./write-stats.js";
 import type { WriterCallOptions, WriterThread } from "./writer-thread.js";
 
@@ -111,7 +111,8 @@ export class WriteRouter {
   /** Imports sessions: a file in the writer; an iterable read here, its units written there. */
   async importSessions(source: ImportSource, o?: ImportSessionsOptions): Promise<ImportReport> {
     const ctx = this.#p.use("importSessions");
-    if (this.#thread === undefined || typeof source === "string") return this.call("importSessions", [source, o]);
+    if (this.#thread === undefined || typeof source === "string")
+      return this.call("importSessions", [source, o]);
     return portable.importSessions(ctx, source, o, (batch, opts) => this.call("importBatch", [batch, opts]));
   }
 

@@ -67,6 +67,7 @@ export function addWriteStats(a: WriteStats, b: WriteStats): WriteStats {
   for (const key of Object.keys(sum) as Array<keyof WriteStats>) {
     sum[key] = MAXIMA.has(key) ? Math.max(a[key], b[key]) : a[key] + b[key];
   }
-  sum.writesPerGroupMean = sum.groupsCommitted === 0 ? 0 : (sum.writes - sum.sharedWrites) / sum.groupsCommitted;
+  sum.writesPerGroupMean =
+    sum.groupsCommitted === 0 ? 0 : (sum.writes - sum.sharedWrites) / sum.groupsCommitted;
   return sum;
 }

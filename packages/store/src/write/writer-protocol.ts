@@ -47,7 +47,13 @@ export interface CjkBuilderState {
 export type WriterReply =
   | { readonly type: "ready"; readonly stats: WriteStats; readonly cjk: CjkBuilderState }
   | { readonly type: "failed"; readonly error: SerializedError }
-  | { readonly type: "reply"; readonly id: number; readonly ok: true; readonly value: unknown; readonly stats: WriteStats }
+  | {
+      readonly type: "reply";
+      readonly id: number;
+      readonly ok: true;
+      readonly value: unknown;
+      readonly stats: WriteStats;
+    }
   | {
       readonly type: "reply";
       readonly id: number;

@@ -11,8 +11,8 @@ import { CjkSideIndex } from "../side-index/cjk-side-index.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
 import { callerClockReader } from "./caller-clock.js";
-import { closeWritePath, openWritePath, type WritePath } from "./write-path.js";
 import { isWriteMethod, runWrite } from "./write-operations.js";
+import { closeWritePath, openWritePath, type WritePath } from "./write-path.js";
 import type { WriterCall, WriterReply, WriterRequest, WriterWorkerData } from "./writer-protocol.js";
 
 if (parentPort === null) throw new Error("writer-worker runs in a worker thread");
@@ -98,7 +98,13 @@ function start(call: WriterCall): void {
     },
     (error: unknown) => {
       writer.path.writes.noteError(error);
-      send({ type: "reply", id: call.id, ok: false, error: serializeError(error), stats: writer.path.writes.stats });
+      send({
+        type: "reply",
+        id: call.id,
+        ok: false,
+        error: serializeError(error),
+        stats: writer.path.writes.stats,
+      });
     },
   );
 }

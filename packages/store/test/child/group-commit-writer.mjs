@@ -2,13 +2,13 @@
 // Each caller alternates single appends and 3-message batches; after each promise resolves it
 // records the write to a side file (synchronously), so the parent can check, after a SIGKILL,
 // that every resolved write is in the database whole.
-// argv: <db path> <side file> <callers>
+// argv: <db path> <side file> <callers> [options JSON for openSessionStore]
 import { appendFileSync } from "node:fs";
 import { openSessionStore } from "@hermes/store";
 
-const [path, sidePath, callersText] = process.argv.slice(2);
+const [path, sidePath, callersText, optionsJson] = process.argv.slice(2);
 const callers = Number(callersText);
-const store = await openSessionStore({ path });
+const store = await openSessionStore({ path, ...(optionsJson ? JSON.parse(optionsJson) : {}) });
 for (let s = 0; s < 4; s++) await store.ensureSession({ id: `gc-${s}`, source: "group-commit" });
 process.stdout.write("ready\n");
 await Promise.all(
