@@ -343,8 +343,13 @@ export class SessionStore implements SessionStoreContract {
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
     const { signal, rest } = withoutSignal(o);
     // Short CJK terms bring their index up to date first (a write): with a writer thread, the
-    // whole search runs there; else here, or in a read worker when the index cannot serve them yet.
-    if (this.#writes.searchesInWriter(query)) return this.#writes.search(query, rest, signal);
+    // search runs there; else here. While the index cannot serve them, they are scanned, in a
+    // read worker when one is ready.
+    if (this.#writes.searchesInWriter(query)) {
+      const hits = await this.#writes.search(query, rest, signal);
+      if (hits !== null) return hits;
+      return this.#reads.search(query, rest, signal, async () => true);
+    }
     return this.#reads.search(query, rest, signal, () => this.#writes.scanInWorker(query));
   }
   /** State of every search index: the reference's FTS5 tables and the short-CJK index. */

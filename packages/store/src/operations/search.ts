@@ -88,6 +88,21 @@ export async function searchMessages(
 }
 
 /**
+ * A search of short CJK terms by the store's writer thread: their index is brought up to date
+ * (a write) and the search runs here, on the index, current. `null` when the index cannot serve
+ * them now (a build runs, or starts here): the terms are scanned, a read that a read worker can
+ * run as well as the writer (whose other writes would wait meanwhile).
+ */
+export async function searchWithCjkIndex(
+  ctx: StoreContext,
+  query: string,
+  o?: SearchMessagesOptions,
+): Promise<SearchHit[] | null> {
+  if (ctx.cjkIndex !== undefined && (await ctx.cjkIndex.scanInWorker(query, transaction(ctx)))) return null;
+  return searchMessages(ctx, query, o);
+}
+
+/**
  * Whether the short-CJK index can answer without being written: built, of this version, its
  * backfill and timestamp blocks complete and nothing queued (`cjkOrderUsable`).
  */

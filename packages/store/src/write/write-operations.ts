@@ -37,7 +37,7 @@ export const WRITE_OPERATIONS = {
   importBatch: portable.writeImportBatch,
   rebuildSearchIndex: search.rebuildSearchIndex,
   verifySearchIndex: search.verifySearchIndex,
-  searchMessages: search.searchMessages,
+  searchWithCjkIndex: search.searchWithCjkIndex,
 } as const;
 
 /** The name of a write. */

@@ -145,9 +145,16 @@ export class WriteRouter {
     return this.#thread !== undefined && searchInThread(query);
   }
 
-  /** A search in the writer thread (see {@link searchesInWriter}); an abort drops its answer. */
-  search(query: string, rest: SearchMessagesOptions | undefined, signal?: AbortSignal): Promise<SearchHit[]> {
-    return this.call("searchMessages", [query, rest], { signal });
+  /**
+   * A search in the writer thread (see {@link searchesInWriter}); `null` when its terms are to be
+   * scanned (the index is being built), which the caller does as any read. An abort drops its answer.
+   */
+  search(
+    query: string,
+    rest: SearchMessagesOptions | undefined,
+    signal?: AbortSignal,
+  ): Promise<SearchHit[] | null> {
+    return this.call("searchWithCjkIndex", [query, rest], { signal });
   }
 
   /**

@@ -82,7 +82,8 @@ export class WriterThread {
 
   /** Starts the thread; resolves once its store is open, or rejects with why it could not open. */
   start(corruption?: unknown): Promise<void> {
-    const data = corruption === undefined ? this.#data : { ...this.#data, corruption: serializeError(corruption) };
+    const data =
+      corruption === undefined ? this.#data : { ...this.#data, corruption: serializeError(corruption) };
     const worker = startWorker(new URL("./writer-worker.js", import.meta.url), data);
     this.#worker = worker;
     return new Promise<void>((resolve, reject) => {
@@ -105,7 +106,8 @@ export class WriterThread {
         worker.on("exit", (code) => {
           this.#alive = false;
           this.#clock?.end();
-          if (!ready) reject(new BackendError(`The writer thread ended (exit code ${code}) before it opened the file`));
+          if (!ready)
+            reject(new BackendError(`The writer thread ended (exit code ${code}) before it opened the file`));
           this.#fail(
             this.#closing
               ? new StoreClosedError()
