@@ -156,7 +156,9 @@ export interface OpenSessionStoreOptions {
    * Where this store's writes run. `"thread"`: on a writer thread that holds the store's only
    * writable connection (started while opening), so that no write transaction, COMMIT (its
    * fsync) or short-CJK index catch-up runs on the caller's thread; every write resolves after
-   * its COMMIT there, and any later read sees it. `"inline"` (default): on the caller's thread.
+   * its COMMIT there, and any later read sees it. `"auto"`: on the caller's thread until it has
+   * committed a few transactions (8), then on a writer thread started then (a command that
+   * writes a little never pays for the thread). `"inline"` (default): on the caller's thread.
    * See the package README ("Writes on a writer thread") for what stays on the caller's side.
    */
   writer?: WriterMode;
@@ -168,11 +170,11 @@ export interface OpenSessionStoreOptions {
 }
 
 /** Where a store's writes run (the `writer` option of {@link openSessionStore}). */
-export type WriterMode = "inline" | "thread";
+export type WriterMode = "inline" | "thread" | "auto";
 
 const MIGRATION_CHAIN = composeChain(coreSchema, searchSchema);
 const CJK_INDEX_MODES: readonly unknown[] = ["lazy", "eager", "off"];
-const WRITER_MODES: readonly unknown[] = ["inline", "thread"];
+const WRITER_MODES: readonly unknown[] = ["inline", "thread", "auto"];
 const DEFAULT_MIGRATION_DEADLINE_MS = 600_000;
 
 /** An optional positive integer option, or `INVALID_ARGUMENT`. */
@@ -256,7 +258,7 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
   }
   const writer = options.writer ?? "inline";
   if (!WRITER_MODES.includes(writer)) {
-    throw new InvalidArgumentError("writer", 'writer must be "inline" or "thread"');
+    throw new InvalidArgumentError("writer", 'writer must be "inline", "thread" or "auto"');
   }
   if (options.clock !== undefined && typeof options.clock !== "function") {
     throw new InvalidArgumentError("clock", "clock must be a function");
@@ -356,7 +358,7 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
     };
     // With a writer thread, this connection only reads once the file is upgraded: the writer
     // holds the write path (its queue, the writers' queue, shared commits, the checkpoint thread).
-    writePath = writer === "inline" ? openWritePath(conn, settings) : undefined;
+    writePath = writer === "thread" ? undefined : openWritePath(conn, settings);
     // Upgrading a big old file holds the write lock for minutes (a million messages
     // re-indexed); a process opening the same file meanwhile waits for it instead of failing.
     const upgrades = new WriteQueue(conn, {
@@ -371,18 +373,21 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
     // SQLite would otherwise checkpoint inside every COMMIT once the WAL passes 1,000 pages (on
     // every commit while readers hold it): `writes` runs the checkpoints on its thread instead.
     conn.db.pragma("wal_autocheckpoint = 0");
+    const spawn = () => new WriterThread({ settings, cjk: { mode: cjkIndex, pragmas } }, options.clock);
     if (writer === "thread") {
-      thread = new WriterThread({ settings, cjk: { mode: cjkIndex, pragmas } }, options.clock);
+      thread = spawn();
       await thread.start();
     }
     return new SessionStore({
       conn,
-      writes: writePath?.writes ?? upgrades,
+      // With a writer thread from the start, this side's queue commits nothing (it only reads).
+      writes: writePath?.writes ?? new WriteQueue(conn, { ...DEFAULT_WRITE_POLICY, deadlineMs }),
       migration: created ?? migration,
       clock: options.clock ?? (() => Date.now() / 1000),
       sqliteVersion,
       writePath,
       writer: thread,
+      spawnWriter: writer === "auto" ? spawn : undefined,
       pool: readers === 0 ? undefined : new ReadPool(path, readers),
       cjk: { path, pragmas, deadlineMs, fairWrites: settings.fairWrites, mode: cjkIndex },
     });

@@ -85,6 +85,8 @@ export interface SessionStoreParts {
   readonly writePath?: WritePath | undefined;
   /** The writer thread, started and ready (`writer: "thread"`). */
   readonly writer?: WriterThread | undefined;
+  /** `writer: "auto"`: the writer thread to start once this thread has written enough. */
+  readonly spawnWriter?: (() => WriterThread) | undefined;
   readonly readOnly?: ReadOnlyStoreState | undefined;
   readonly pool?: ReadPool | undefined;
   /** The short-CJK builder's settings (a writable store whose index is built on this side). */
@@ -139,6 +141,7 @@ export class SessionStore implements SessionStoreContract {
       use: (action) => this.#write(action),
       path: p.writePath,
       thread: p.writer,
+      spawn: p.spawnWriter,
       readOnly: readOnly !== undefined,
       cjkIndex: this.#cjkIndex,
     });
@@ -342,16 +345,13 @@ export class SessionStore implements SessionStoreContract {
    */
   async searchMessages(query: string, o?: SearchMessagesOptions): Promise<SearchHit[]> {
     const { signal, rest } = withoutSignal(o);
-    // Short CJK terms bring their index up to date first (a write): with a writer thread, the
-    // search runs there; else here. While the index cannot serve them, they are scanned, in a
-    // read worker when one is ready.
-    if (this.#writes.searchesInWriter(query)) {
-      const hits = await this.#writes.search(query, rest, signal);
-      if (hits !== null) return hits;
-      return this.#reads.search(query, rest, signal, async () => true);
-    }
-    return this.#reads.search(query, rest, signal, () => this.#writes.scanInWorker(query));
+    // Short CJK terms bring their index up to date first (a write): the write router decides
+    // where (see WriteRouter.search).
+    return this.#writes.search(query, rest, signal, (inWorker) =>
+      this.#reads.search(query, rest, signal, inWorker),
+    );
   }
+
   /** State of every search index: the reference's FTS5 tables and the short-CJK index. */
   async verifySearchIndex(): Promise<SearchIndexReport> {
     return this.#writes.verifySearchIndex(() => this.#reads.fresh());

@@ -1,4 +1,6 @@
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { manualClock } from "@hermes/conformance";
 import {
   HermesStoreError,
@@ -249,5 +251,61 @@ describe("writer thread: its end", () => {
     const db = new Database(store.path, { readonly: true });
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
     db.close();
+  });
+});
+
+/** Threads of this process (Linux), or `null` where /proc is not there. */
+function threadCount(): number | null {
+  if (!existsSync("/proc/self/status")) return null;
+  const m = /^Threads:\s+(\d+)/m.exec(readFileSync("/proc/self/status", "utf8"));
+  return m === null ? null : Number(m[1]);
+}
+
+describe('writer: "auto"', () => {
+  it("writes run here until 8 transactions committed; then the writer thread takes over, in call order, nothing lost", async () => {
+    const store = await open({ writer: "auto" });
+    await store.createSession({ id: "s", source: "cli" });
+    for (let i = 0; i < 6; i++)
+      await store.appendMessage({ sessionId: "s", role: "user", content: `here ${i}` });
+    expect(store.writerThread).toBeUndefined();
+    expect(store.stats().groupsCommitted).toBe(7);
+    // Callers that keep writing while the thread starts and takes over: each one's writes in order.
+    const callers = Array.from({ length: 4 }, async (_, c) => {
+      const ids: number[] = [];
+      for (let i = 0; i < 40; i++) {
+        ids.push(await store.appendMessage({ sessionId: "s", role: "user", content: `c${c} ${i}` }));
+        if (i % 10 === 0) await sleep(20);
+      }
+      return ids;
+    });
+    const ids = await Promise.all(callers);
+    for (let i = 0; i < 200 && store.writerThread === undefined; i++) await sleep(10);
+    expect(store.writerThread?.alive).toBe(true);
+    await store.appendMessage({ sessionId: "s", role: "user", content: "on the writer" });
+    expect(store.writerThread?.stats.writes).toBeGreaterThan(0);
+    for (const list of ids) expect([...list].sort((a, b) => a - b)).toEqual(list);
+    const rows = await store.getMessages("s");
+    expect(rows).toHaveLength(6 + 160 + 1);
+    for (let c = 0; c < 4; c++) {
+      const mine = rows.filter((r) => String(r.content).startsWith(`c${c} `)).map((r) => r.content);
+      expect(mine).toEqual(Array.from({ length: 40 }, (_, i) => `c${c} ${i}`));
+    }
+    // The counters of both sides add up: every write counted once.
+    expect(store.stats().writes).toBe(1 + 6 + 160 + 1);
+    expect(store.stats().failedWrites).toBe(0);
+  });
+
+  it("a store closed while its writer thread starts leaves no thread behind; its writes are all there", async () => {
+    const threadsBefore = threadCount();
+    const path = join(tempDir(), "state.db");
+    const store = await openSessionStore({ path, writer: "auto" });
+    await store.createSession({ id: "s", source: "cli" });
+    for (let i = 0; i < 9; i++) await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
+    await store.close(); // the thread was still loading: it is closed, never used
+    expect(store.writerThread).toBeUndefined();
+    expect(threadCount()).toBe(threadsBefore);
+    const again = await openSessionStore({ path, readers: 0 });
+    expect(await again.messageCount({ sessionId: "s" })).toBe(9);
+    await again.close();
   });
 });

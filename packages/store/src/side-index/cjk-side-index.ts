@@ -53,7 +53,7 @@ const CLOSED_UNKNOWN: SideIndexStatus = Object.freeze({
  */
 export class CjkSideIndex {
   readonly #db: () => SqlExecutor;
-  readonly #settings: CjkBuildSettings | undefined;
+  #settings: CjkBuildSettings | undefined;
   #thread: CjkBuildThread | undefined;
   #lastError: string | null = null;
   /** No new build before this time (`performance.now()`), after a failed one. */
@@ -166,6 +166,16 @@ export class CjkSideIndex {
     );
     this.#thread = thread;
     this.#builder?.changed?.(this.builder);
+  }
+
+  /**
+   * The store's writer thread builds the index from now on (`writer: "auto"` once it started): a
+   * build running here stops after its current transaction (its work is kept) and none starts
+   * here again; the status reports the writer's builder.
+   */
+  async handOver(): Promise<void> {
+    this.#settings = undefined;
+    await this.#thread?.stop();
   }
 
   /** Stops a running build after its current transaction (its work is kept); idempotent. */

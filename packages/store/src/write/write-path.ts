@@ -61,3 +61,14 @@ export async function closeWritePath(p: WritePath): Promise<void> {
   p.writes.checkpoint("TRUNCATE");
   p.turns?.close();
 }
+
+/**
+ * Hands a write path over to a writer thread once its queued writes have settled: its
+ * checkpoint thread ends and it leaves the writers' queue (the writer has its own of both). No
+ * checkpoint here: the writer's checkpoints copy the WAL back from now on.
+ */
+export async function handOverWritePath(p: WritePath): Promise<void> {
+  await p.writes.whenIdle();
+  await p.writes.closeCheckpointThread();
+  p.turns?.close();
+}

@@ -18,7 +18,7 @@ import { isCloneError, searchInThread } from "../read-pool/read-routing.js";
 import type { CjkSideIndex } from "../side-index/cjk-side-index.js";
 import type { StoreContext } from "../store-context.js";
 import { runWrite, type WriteArgs, type WriteMethod, type WriteResult } from "./write-operations.js";
-import { closeWritePath, type WritePath } from "./write-path.js";
+import { closeWritePath, handOverWritePath, type WritePath } from "./write-path.js";
 import { addWriteStats, createWriteStats, type WriteStats } from "./write-stats.js";
 import type { WriterCallOptions, WriterThread } from "./writer-thread.js";
 
@@ -32,9 +32,22 @@ export interface WriteRouterParts {
   readonly path?: WritePath | undefined;
   /** The writer thread, started and ready (`writer: "thread"`). */
   readonly thread?: WriterThread | undefined;
+  /**
+   * `writer: "auto"`: a writer thread, not started. It starts once this thread's queue has
+   * committed {@link WRITER_AFTER_COMMITS} transactions, and takes the writes over once it is
+   * ready and the writes queued here have settled.
+   */
+  readonly spawn?: (() => WriterThread) | undefined;
   readonly readOnly: boolean;
   readonly cjkIndex: CjkSideIndex;
 }
+
+/**
+ * Transactions committed on the caller's thread after which `writer: "auto"` starts its writer
+ * thread: about 25 ms of fsync at `synchronous` FULL on a quiet disk. A command that writes a
+ * little never pays for the thread (about 0.3 s of CPU to load the store's modules there).
+ */
+export const WRITER_AFTER_COMMITS = 8;
 
 /**
  * Where a write of the store runs: on this thread (its write queue) or, with a writer thread,
@@ -47,7 +60,17 @@ export interface WriteRouterParts {
 export class WriteRouter {
   readonly #p: WriteRouterParts;
   #thread: WriterThread | undefined;
-  #starting: Promise<WriterThread> | undefined;
+  /** A writer thread starting in place of one that ended. */
+  #restarting: Promise<WriterThread> | undefined;
+  /** `writer: "auto"`: the thread not started yet, then its start and hand-over. */
+  #spawn: (() => WriterThread) | undefined;
+  #starting: Promise<void> | undefined;
+  /** While set, writes wait: the queue here settles before the writer thread takes over. */
+  #handover: Promise<void> | undefined;
+  #closing = false;
+  /** Operations running on this thread's write path (the take-over waits for them). */
+  #inflight = 0;
+  #settledWaiters: Array<() => void> = [];
   /** Counters of writer threads that ended (their successors count from zero). */
   #retired: WriteStats = createWriteStats();
   /** The first damage of the file seen, passed to every new writer thread. */
@@ -56,6 +79,7 @@ export class WriteRouter {
   constructor(parts: WriteRouterParts) {
     this.#p = parts;
     this.#thread = parts.thread;
+    this.#spawn = parts.spawn;
   }
 
   /** @internal The writer thread (`undefined` when writes run on this thread); tests. */
@@ -65,11 +89,26 @@ export class WriteRouter {
 
   /** Runs the write `name`: here, or posted to the writer thread. */
   call<K extends WriteMethod>(name: K, args: WriteArgs<K>, o?: WriterCallOptions): Promise<WriteResult<K>> {
-    const ctx = this.#p.use(name);
-    if (this.#thread === undefined) return runWrite(ctx, name, args);
-    const posted = this.#thread.alive
-      ? this.#thread.call(name, args, o)
-      : this.#restart().then((thread) => thread.call(name, args, o));
+    return this.#route(this.#p.use(name), name, args, o);
+  }
+
+  #route<K extends WriteMethod>(
+    ctx: StoreContext,
+    name: K,
+    args: WriteArgs<K>,
+    o?: WriterCallOptions,
+  ): Promise<WriteResult<K>> {
+    // Held in call order while the writer thread takes over; then posted together.
+    if (this.#handover !== undefined) return this.#handover.then(() => this.#route(ctx, name, args, o));
+    const thread = this.#thread;
+    if (thread === undefined) {
+      const result = this.#track(runWrite(ctx, name, args));
+      if (this.#spawn !== undefined) this.#maybeStart();
+      return result;
+    }
+    const posted = thread.alive
+      ? thread.call(name, args, o)
+      : this.#restart().then((next) => next.call(name, args, o));
     return posted.catch((error: unknown) => {
       this.#remember(error);
       if (!isCloneError(error)) throw error;
@@ -132,43 +171,33 @@ export class WriteRouter {
   }
 
   /** Checks the search indexes: in the writer thread when there is one (FTS5's check is a write command). */
-  verifySearchIndex(fresh: () => StoreContext): Promise<SearchIndexReport> {
-    if (this.#thread === undefined) return search.verifySearchIndex(fresh());
+  async verifySearchIndex(fresh: () => StoreContext): Promise<SearchIndexReport> {
+    await this.#handover;
+    if (this.#thread === undefined) return this.#track(search.verifySearchIndex(fresh()));
     return this.call("verifySearchIndex", []);
   }
 
   /**
-   * Whether a search goes to the writer thread: one with short CJK terms, whose index is brought
-   * up to date first (a write) and then read on the same connection, current.
+   * A search, where its short CJK terms (if any) can have their index brought up to date (a
+   * write): in the writer thread when there is one (`null` back: the index is being built, and
+   * the terms are scanned by `read`, as any read); else by `read` (a read worker or this thread),
+   * after a small backlog of the index was caught up here. `read(inWorker)`: the read path, told
+   * whether the search may run in a read worker.
    */
-  searchesInWriter(query: string): boolean {
-    return this.#thread !== undefined && searchInThread(query);
-  }
-
-  /**
-   * A search in the writer thread (see {@link searchesInWriter}); `null` when its terms are to be
-   * scanned (the index is being built), which the caller does as any read. An abort drops its answer.
-   */
-  search(
+  async search(
     query: string,
     rest: SearchMessagesOptions | undefined,
-    signal?: AbortSignal,
-  ): Promise<SearchHit[] | null> {
-    return this.call("searchWithCjkIndex", [query, rest], { signal });
-  }
-
-  /**
-   * Without a writer thread, with a pool: whether a search may run in a read worker (not one
-   * with short CJK terms, unless their index cannot serve them now and they are scanned anyway;
-   * a small backlog of the index is brought up to date here first).
-   */
-  async scanInWorker(query: string): Promise<boolean> {
+    signal: AbortSignal | undefined,
+    read: (inWorker: () => Promise<boolean>) => Promise<SearchHit[]>,
+  ): Promise<SearchHit[]> {
     const { readOnly, cjkIndex, ctx } = this.#p;
-    return (
-      readOnly ||
-      !searchInThread(query) ||
-      (await cjkIndex.scanInWorker(query, (label, fn) => ctx.writes.run(label, fn)))
-    );
+    if (readOnly || !searchInThread(query)) return read(async () => true);
+    await this.#handover;
+    if (this.#thread === undefined) {
+      return this.#track(read(() => cjkIndex.scanInWorker(query, (label, fn) => ctx.writes.run(label, fn))));
+    }
+    const hits = await this.call("searchWithCjkIndex", [query, rest], { signal });
+    return hits ?? read(async () => true);
   }
 
   /**
@@ -179,27 +208,76 @@ export class WriteRouter {
     if (this.#remember(error)) this.#thread?.noteCorruption(error);
   }
 
-  /** The write counters: this thread's queue, or the writer threads' (as of their last answers). */
+  /**
+   * The write counters: this thread's queue's, plus the writer threads' (as of their last
+   * answers) once there is one.
+   */
   stats(): WriteStats {
+    const here = this.#p.ctx.writes.stats;
     const thread = this.#thread;
-    return thread === undefined ? this.#p.ctx.writes.stats : addWriteStats(this.#retired, thread.stats);
+    return thread === undefined ? here : addWriteStats(here, addWriteStats(this.#retired, thread.stats));
   }
 
   /** Resolves once every write made so far has settled. */
   async whenIdle(): Promise<void> {
+    await this.#handover;
     if (this.#thread === undefined) return this.#p.ctx.writes.whenIdle();
-    await this.#starting?.catch(() => undefined);
+    await this.#restarting?.catch(() => undefined);
     await this.#thread.idle();
   }
 
   /** Ends the write path: the writer thread (which closes its store), or this thread's. */
   async close(): Promise<void> {
+    this.#closing = true;
+    await this.#starting;
     if (this.#thread === undefined) {
       if (this.#p.path !== undefined) await closeWritePath(this.#p.path);
       return;
     }
-    await this.#starting?.catch(() => undefined);
+    await this.#restarting?.catch(() => undefined);
     await this.#thread.close();
+  }
+
+  /** `writer: "auto"`: starts the writer thread once this thread has committed enough. */
+  #maybeStart(): void {
+    const spawn = this.#spawn;
+    if (spawn === undefined || this.#p.ctx.writes.stats.groupsCommitted < WRITER_AFTER_COMMITS) return;
+    this.#spawn = undefined;
+    this.#starting = (async () => {
+      const next = spawn();
+      try {
+        await next.start(this.#corruption);
+      } catch {
+        // It could not open the file: the writes go on here, as they did.
+        await next.close();
+        return;
+      }
+      if (this.#closing) {
+        await next.close();
+        return;
+      }
+      this.#handover = this.#handOver(next);
+      await this.#handover;
+    })();
+  }
+
+  /** Counts an operation on this thread's write path until it settles. */
+  #track<T>(operation: Promise<T>): Promise<T> {
+    this.#inflight++;
+    return operation.finally(() => {
+      if (--this.#inflight === 0) for (const settled of this.#settledWaiters.splice(0)) settled();
+    });
+  }
+
+  /** The writer thread takes over once the writes running here have settled (later ones wait). */
+  async #handOver(next: WriterThread): Promise<void> {
+    if (this.#inflight > 0) await new Promise<void>((settled) => this.#settledWaiters.push(settled));
+    if (this.#corruption !== undefined) next.noteCorruption(this.#corruption);
+    const path = this.#p.path;
+    if (path !== undefined) await handOverWritePath(path);
+    await this.#p.cjkIndex.handOver();
+    this.#thread = next;
+    this.#handover = undefined;
   }
 
   /** Notes a damaged file in this thread's guard; whether it is news. */
@@ -214,7 +292,7 @@ export class WriteRouter {
 
   /** A new writer thread in place of one that ended (one start at a time). */
   #restart(): Promise<WriterThread> {
-    this.#starting ??= (async () => {
+    this.#restarting ??= (async () => {
       const ended = this.#thread as WriterThread;
       this.#retired = addWriteStats(this.#retired, ended.stats);
       const next = ended.successor();
@@ -223,9 +301,9 @@ export class WriteRouter {
         await next.start(this.#corruption);
         return next;
       } finally {
-        this.#starting = undefined;
+        this.#restarting = undefined;
       }
     })();
-    return this.#starting;
+    return this.#restarting;
   }
 }
