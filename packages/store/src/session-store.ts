@@ -64,34 +64,14 @@ import * as portable from "./portable/store-methods.js";
 import type { ReadPool } from "./read-pool/read-pool.js";
 import { withoutSignal } from "./read-pool/read-routing.js";
 import { ReadRouter } from "./reads/read-router.js";
+import type { SessionStoreParts } from "./session-store-parts.js";
 import { type CjkBuildSettings, CjkSideIndex } from "./side-index/cjk-side-index.js";
 import type { StoreContext } from "./store-context.js";
 import { StoreRuntime } from "./store-runtime.js";
 import type { CheckpointThread } from "./write/checkpoint-thread.js";
-import type { WritePath } from "./write/write-path.js";
 import type { WriteQueue } from "./write/write-queue.js";
 import { WriteRouter } from "./write/write-router.js";
 import type { WriterThread } from "./write/writer-thread.js";
-
-/** @internal What {@link openSessionStore} builds a store from. */
-export interface SessionStoreParts {
-  readonly conn: DatabaseConnection;
-  /** The queue of this thread's connection (a read-only store's refuses; with a writer thread it runs nothing). */
-  readonly writes: WriteQueue;
-  readonly migration: MigrationReport;
-  readonly clock: () => number;
-  readonly sqliteVersion: string;
-  /** This thread's write path (a writable store without a writer thread). */
-  readonly writePath?: WritePath | undefined;
-  /** The writer thread, started and ready (`writer: "thread"`). */
-  readonly writer?: WriterThread | undefined;
-  /** `writer: "auto"`: the writer thread to start once this thread has written enough. */
-  readonly spawnWriter?: (() => WriterThread) | undefined;
-  readonly readOnly?: ReadOnlyStoreState | undefined;
-  readonly pool?: ReadPool | undefined;
-  /** The short-CJK builder's settings (a writable store whose index is built on this side). */
-  readonly cjk?: CjkBuildSettings | undefined;
-}
 
 /**
  * The session store on SQLite: sessions, messages, titles, lineage, search, export and retention
@@ -124,13 +104,9 @@ export class SessionStore implements SessionStoreContract {
     this.#migration = p.migration;
     this.#readOnly = readOnly;
     // With a writer thread, the index is built there; this side reports what that builder does.
-    this.#cjkIndex = new CjkSideIndex(
-      () => conn,
-      readOnly === undefined && p.writer === undefined ? p.cjk : undefined,
-      {
-        state: () => this.#writes.thread?.cjk,
-      },
-    );
+    const builds = readOnly === undefined && p.writer === undefined;
+    const builder = { state: () => this.#writes.thread?.cjk };
+    this.#cjkIndex = new CjkSideIndex(() => conn, builds ? p.cjk : undefined, builder);
     this.#pool = pool;
     const ctx =
       readOnly === undefined
@@ -145,20 +121,10 @@ export class SessionStore implements SessionStoreContract {
       readOnly: readOnly !== undefined,
       cjkIndex: this.#cjkIndex,
     });
-    this.#runtime = new StoreRuntime({
-      conn,
-      writes: this.#writes,
-      pool,
-      cjkIndex: this.#cjkIndex,
-      readOnly,
-    });
-    this.#reads = new ReadRouter({
-      ctx,
-      noteError: (error) => this.#writes.noteError(error),
-      readOnly,
-      pool,
-      closed: () => this.#runtime.closed,
-    });
+    const cjkIndex = this.#cjkIndex;
+    this.#runtime = new StoreRuntime({ conn, writes: this.#writes, pool, cjkIndex, readOnly });
+    const noteError = (error: unknown) => this.#writes.noteError(error);
+    this.#reads = new ReadRouter({ ctx, noteError, readOnly, pool, closed: () => this.#runtime.closed });
     p.writePath?.shared?.register("appendMessage", messages.sharedAppends(ctx));
     this.#cjkIndex.opened();
   }

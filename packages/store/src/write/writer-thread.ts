@@ -179,6 +179,7 @@ export class WriterThread {
   #flush(): void {
     const calls = this.#batch;
     this.#batch = [];
+    if (calls.length === 0) return; // failed meanwhile: the thread ended
     const worker = this.#worker;
     if (worker === undefined || !this.#alive) {
       for (const call of calls) this.#settle(call.id)?.reject(new BackendError("The writer thread ended"));
