@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cjkBuildSettled } from "./helpers/cjk-build-settled.js";
 import { searchHitIds as ids } from "./helpers/search-hit-ids.js";
 import { tempDir } from "./helpers/temp-dir.js";
+import { threadCount } from "./helpers/thread-count.js";
 
 // The short-CJK index of a big file is built on a worker thread: searches meanwhile scan and
 // give the same hits, progress shows in stats(), close() stops the build, a killed process
@@ -103,13 +104,6 @@ function backfillOf(path: string): { next: number; end: number } | null {
   } finally {
     db.close();
   }
-}
-
-/** Threads of this process (Linux), or `null` where /proc is not there. */
-function threadCount(): number | null {
-  if (!existsSync("/proc/self/status")) return null;
-  const m = /^Threads:\s+(\d+)/m.exec(readFileSync("/proc/self/status", "utf8"));
-  return m === null ? null : Number(m[1]);
 }
 
 describe("short-CJK index: the build on a worker thread", () => {

@@ -1,7 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { manualClock } from "@hermes/conformance";
+import { manualClock, rejection } from "@hermes/conformance";
 import {
   HermesStoreError,
   type OpenSessionStoreOptions,
@@ -14,6 +13,7 @@ import {
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "./helpers/temp-dir.js";
+import { threadCount } from "./helpers/thread-count.js";
 
 // `writer: "thread"`: every write of the store runs on its writer thread (writer-worker.ts),
 // with the same functions as on the caller's thread. The contract, group-commit, contention,
@@ -34,16 +34,6 @@ async function open(options: OpenSessionStoreOptions = {}): Promise<SessionStore
   });
   opened.push(store);
   return store;
-}
-
-/** The error a call rejects with (fails the test when it resolves). */
-async function rejection(p: Promise<unknown>): Promise<HermesStoreError> {
-  try {
-    await p;
-  } catch (error) {
-    return error as HermesStoreError;
-  }
-  throw new Error("expected the call to reject");
 }
 
 describe("writer thread: where the writes run", () => {
@@ -253,13 +243,6 @@ describe("writer thread: its end", () => {
     db.close();
   });
 });
-
-/** Threads of this process (Linux), or `null` where /proc is not there. */
-function threadCount(): number | null {
-  if (!existsSync("/proc/self/status")) return null;
-  const m = /^Threads:\s+(\d+)/m.exec(readFileSync("/proc/self/status", "utf8"));
-  return m === null ? null : Number(m[1]);
-}
 
 describe('writer: "auto"', () => {
   it("writes run here until 8 transactions committed; then the writer thread takes over, in call order, nothing lost", async () => {
