@@ -120,8 +120,9 @@ async function writeLoad(
   synchronous: "FULL" | "NORMAL",
   writers: number,
   ms: number,
+  writer: "inline" | "thread" = "inline",
 ): Promise<{ commits: Figures; loopP99Ms: number; loopMaxMs: number; checkpoints: number }> {
-  const store = await openSessionStore({ path, synchronous, readers: 0 });
+  const store = await openSessionStore({ path, synchronous, readers: 0, writer });
   try {
     await store.ensureSession({ id: `reads-bench-writes-${synchronous}`, source: "bench" });
     const latencies: number[] = [];
@@ -175,14 +176,36 @@ async function buildCjkIndex(path: string): Promise<void> {
   }
 }
 
-/** One side: `readers` undefined is the store's default pool (sized to the machine). */
+/**
+ * The mixed load alone, with the store's writes on its writer thread and its default pool (the
+ * rest of a side does not write).
+ */
+async function runWriterThreadSide(path: string, loadMs: number): Promise<LoadFigures> {
+  const store = await openSessionStore({ path, writer: "thread" });
+  try {
+    await store.readPool?.warmUp(store.readPool.size);
+    await store.ensureSession({ id: "reads-bench-appender", source: "bench" });
+    return await mixedLoad(store, "reads-bench-appender", loadMs);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * One side: `readers` undefined is the store's default pool (sized to the machine). Writes on
+ * the caller's thread, whatever the store's default: the third side has the writer thread.
+ */
 async function runSide(
   path: string,
   readers: number | undefined,
   loadMs: number,
   smallN: number,
 ): Promise<Side & { readers: number }> {
-  const store = await openSessionStore(readers === undefined ? { path } : { path, readers });
+  const store = await openSessionStore({
+    path,
+    writer: "inline",
+    ...(readers === undefined ? {} : { readers }),
+  });
   try {
     const size = store.readPool?.size ?? 0;
     await store.readPool?.warmUp(size);
@@ -205,7 +228,7 @@ const round = (x: number) => Math.round(x * 1000) / 1000;
 export const readsScenario: Scenario = {
   name: "reads",
   title: "Reads in a worker pool vs in-thread, under a mixed read/write load",
-  description: `The store with its default read pool (min(cores, 4) workers) next to the same store reading on its own thread (readers: 0), on a copy of the 1,000,000-message file: ${CLIENTS} concurrent clients loop over the search mix while 1 appender writes (a message every ${APPEND_GAP_MS} ms); the event-loop delay of the store's process (monitorEventLoopDelay, 1 ms resolution), search throughput, and the per-call latency of small reads (getSession, first page of listSessionsRich).`,
+  description: `The store with its default read pool (min(cores, 4) workers; as a third side, with its writes on a writer thread too) next to the same store reading on its own thread (readers: 0), on a copy of the 1,000,000-message file: ${CLIENTS} concurrent clients loop over the search mix while 1 appender writes (a message every ${APPEND_GAP_MS} ms); the event-loop delay of the store's process (monitorEventLoopDelay, 1 ms resolution), search throughput, and the per-call latency of small reads (getSession, first page of listSessionsRich).`,
   async run(ctx) {
     const data = await ensureDataset(mainDataset(ctx), ctx.dataDir);
     const path = join(ctx.workDir, "reads.db");
@@ -218,6 +241,8 @@ export const readsScenario: Scenario = {
     const inThread = await runSide(path, 0, loadMs, smallN);
     ctx.log("pool side");
     const pool = await runSide(path, undefined, loadMs, smallN);
+    ctx.log("pool + writer thread side");
+    const threaded = await runWriterThreadSide(path, loadMs);
     const loop = (s: Side) => ({
       loopP50Ms: round(s.load.loopP50Ms),
       loopP99Ms: round(s.load.loopP99Ms),
@@ -235,6 +260,21 @@ export const readsScenario: Scenario = {
           ...Object.fromEntries(Object.entries(loop(pool)).map(([k, v]) => [`pool.${k}`, v])),
           ...Object.fromEntries(Object.entries(loop(inThread)).map(([k, v]) => [`inThread.${k}`, v])),
           throughputRatio: round(pool.load.searchesPerSec / inThread.load.searchesPerSec),
+        },
+      },
+      {
+        name: `search mix, ${CLIENTS} clients + 1 appender, pool + writer thread`,
+        status: "ok",
+        store: threaded.calls,
+        baseline: inThread.load.calls,
+        ratio: timeRatio(threaded.calls, inThread.load.calls),
+        extra: {
+          "thread.loopP50Ms": round(threaded.loopP50Ms),
+          "thread.loopP99Ms": round(threaded.loopP99Ms),
+          "thread.loopMaxMs": round(threaded.loopMaxMs),
+          "thread.appends": threaded.appends,
+          throughputRatio: round(threaded.searchesPerSec / inThread.load.searchesPerSec),
+          throughputRatioToPool: round(threaded.searchesPerSec / pool.load.searchesPerSec),
         },
       },
       {
@@ -283,6 +323,8 @@ export const readsScenario: Scenario = {
     const writesMs = ctx.quick ? 1_000 : 15_000;
     const full = await writeLoad(path, "FULL", 4, writesMs);
     const normal = await writeLoad(path, "NORMAL", 4, writesMs);
+    ctx.log("write load on a writer thread, synchronous FULL");
+    const fullThread = await writeLoad(path, "FULL", 4, writesMs, "thread");
     cases.push({
       name: "write load, 4 writers (FULL vs NORMAL)",
       status: "ok",
@@ -298,6 +340,20 @@ export const readsScenario: Scenario = {
         "normal.checkpoints": normal.checkpoints,
       },
     });
+    cases.push({
+      name: "write load, 4 writers (writer thread vs inline, FULL)",
+      status: "ok",
+      store: fullThread.commits,
+      baseline: full.commits,
+      ratio: timeRatio(fullThread.commits, full.commits),
+      extra: {
+        "thread.loopP99Ms": round(fullThread.loopP99Ms),
+        "thread.loopMaxMs": round(fullThread.loopMaxMs),
+        "thread.checkpoints": fullThread.checkpoints,
+        "inline.loopP99Ms": round(full.loopP99Ms),
+        "inline.loopMaxMs": round(full.loopMaxMs),
+      },
+    });
     return {
       cases,
       notes: [
@@ -308,7 +364,9 @@ export const readsScenario: Scenario = {
         "Abort case: time from abort() to the end of the five-term OR search aborted 30 ms in (pool.aborted / inThread.aborted: how many rejected with ABORTED; the others had answered first). In-thread a query runs to its end before anything else can happen on the thread, so the abort only lands after it.",
         "Write load case: the writes alone (no reads, readers: 0), 4 callers appending 4-message turns back to back; ours synchronous=FULL (the default), raw synchronous=NORMAL; the loop delay is what the write path costs the caller's thread.",
         "The copy's short-CJK side index is built before both sides (as in a store that has run a while), so no side's searches meet its build.",
-        "Searches with 1–2-character CJK terms stay on the caller's thread (they bring the short-CJK index up to date first, which writes); the appender's writes run on the caller's thread on both sides.",
+        "Searches with 1–2-character CJK terms stay on the caller's thread on the pool side (they bring the short-CJK index up to date first, which writes); the appender's writes run on the caller's thread on the pool and in-thread sides.",
+        `"Pool + writer thread": the pool side's store with writer: "thread", the mixed load only (the other reads do not write): every write, and every search with short CJK terms (its index catch-up is a write), runs on the writer thread. Its throughputRatio is against the in-thread side, throughputRatioToPool against the pool side.`,
+        'Write load on a writer thread: the same 4 writers, synchronous FULL, with writer: "thread"; ours is the writer thread, raw the inline FULL run above.',
       ],
       chart: latencyChart("Reads: pool vs in-thread (log scale)", cases, { log: true }),
       parameters: {
