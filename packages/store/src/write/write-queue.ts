@@ -50,6 +50,8 @@ export class WriteQueue {
   readonly #policy: WritePolicy;
   readonly #pending: WriteJob[] = [];
   #draining = false;
+  /** Inside {@link together}: queued writes wait for its end to start. */
+  #gathering = false;
   #idle: Promise<void> = Promise.resolve();
   #markIdle: () => void = () => {};
   /**
@@ -134,6 +136,23 @@ export class WriteQueue {
     return this.#enqueue(label, "exclusive", fn);
   }
 
+  /**
+   * Runs `fn`, which queues writes, and starts them only once it returns: writes that reached
+   * the writer thread in one message (made in one tick of their caller's thread, or answered
+   * together and written again at once) commit as one group. Without it the first would commit
+   * alone inside its call, as a lone write does, and the others after it: two fsyncs.
+   */
+  together(fn: () => void): void {
+    if (this.#gathering) return fn();
+    this.#gathering = true;
+    try {
+      fn();
+    } finally {
+      this.#gathering = false;
+      if (!this.#draining && this.#pending.length > 0) this.#startDrain();
+    }
+  }
+
   /** Resolves when every queued write has settled. */
   whenIdle(): Promise<void> {
     return this.#idle;
@@ -178,14 +197,16 @@ export class WriteQueue {
       // Idle: start now. The drain's first attempt runs synchronously, inside this call, so a
       // lone write commits at once; calls made while it is draining (from this very tick on)
       // queue up and form the next group.
-      if (!this.#draining) {
-        this.#draining = true;
-        this.#idle = new Promise((r) => {
-          this.#markIdle = r;
-        });
-        void this.#drain();
-      }
+      if (!this.#draining && !this.#gathering) this.#startDrain();
     });
+  }
+
+  #startDrain(): void {
+    this.#draining = true;
+    this.#idle = new Promise((r) => {
+      this.#markIdle = r;
+    });
+    void this.#drain();
   }
 
   /**

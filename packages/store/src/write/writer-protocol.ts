@@ -40,27 +40,20 @@ export interface CjkBuilderState {
   readonly lastError: string | null;
 }
 
+/** The answer to one call: its value, or its error as data. */
+export type WriterAnswer =
+  | { readonly id: number; readonly ok: true; readonly value: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: SerializedError };
+
 /**
- * From the writer thread to the caller. Every answer carries the writer's write counters, so the
- * caller's `stats()` stays synchronous and is current once a write has resolved.
+ * From the writer thread to the caller. Answers come in batches (those of one group commit
+ * together), each with the writer's write counters, so the caller's `stats()` stays synchronous
+ * and is current once a write has resolved.
  */
 export type WriterReply =
   | { readonly type: "ready"; readonly stats: WriteStats; readonly cjk: CjkBuilderState }
   | { readonly type: "failed"; readonly error: SerializedError }
-  | {
-      readonly type: "reply";
-      readonly id: number;
-      readonly ok: true;
-      readonly value: unknown;
-      readonly stats: WriteStats;
-    }
-  | {
-      readonly type: "reply";
-      readonly id: number;
-      readonly ok: false;
-      readonly error: SerializedError;
-      readonly stats: WriteStats;
-    }
+  | { readonly type: "replies"; readonly answers: WriterAnswer[]; readonly stats: WriteStats }
   | { readonly type: "progress"; readonly id: number; readonly progress: unknown }
   | { readonly type: "cjk"; readonly cjk: CjkBuilderState }
   | { readonly type: "clock" }

@@ -200,13 +200,14 @@ export class WriterThread {
 
   #reply(m: WriterReply): void {
     switch (m.type) {
-      case "reply": {
+      case "replies":
         this.#stats = m.stats;
-        const p = this.#settle(m.id);
-        if (m.ok) p?.resolve(m.value);
-        else p?.reject(reviveError(m.error, "the writer thread"));
+        for (const a of m.answers) {
+          const p = this.#settle(a.id);
+          if (a.ok) p?.resolve(a.value);
+          else p?.reject(reviveError(a.error, "the writer thread"));
+        }
         return;
-      }
       case "progress":
         this.#pending.get(m.id)?.onProgress?.(m.progress);
         return;

@@ -13,12 +13,56 @@ import type { StoreContext } from "../store-context.js";
 import { callerClockReader } from "./caller-clock.js";
 import { isWriteMethod, runWrite } from "./write-operations.js";
 import { closeWritePath, openWritePath, type WritePath } from "./write-path.js";
-import type { WriterCall, WriterReply, WriterRequest, WriterWorkerData } from "./writer-protocol.js";
+import type {
+  WriterAnswer,
+  WriterCall,
+  WriterReply,
+  WriterRequest,
+  WriterWorkerData,
+} from "./writer-protocol.js";
 
 if (parentPort === null) throw new Error("writer-worker runs in a worker thread");
 const port = parentPort;
 const data = workerData as WriterWorkerData;
-const send = (reply: WriterReply) => port.postMessage(reply);
+
+/**
+ * Answers waiting to be posted. The answers of one group commit are posted in one message, so
+ * that their callers resume in one tick and their next writes, made in that tick, reach this
+ * thread together and group again (posted one by one, each next write came alone and committed
+ * alone: a fsync each).
+ */
+let answers: WriterAnswer[] = [];
+
+function answer(a: WriterAnswer): void {
+  answers.push(a);
+  if (answers.length === 1) queueMicrotask(postAnswers);
+}
+
+function postAnswers(): void {
+  const batch = answers;
+  answers = [];
+  if (batch.length === 0) return;
+  const stats = writer.path.writes.stats;
+  try {
+    port.postMessage({ type: "replies", answers: batch, stats } satisfies WriterReply);
+  } catch {
+    // A value that cannot be copied back: that call fails alone.
+    for (const a of batch) {
+      try {
+        port.postMessage({ type: "replies", answers: [a], stats } satisfies WriterReply);
+      } catch (error) {
+        const failed: WriterAnswer = { id: a.id, ok: false, error: serializeError(error) };
+        port.postMessage({ type: "replies", answers: [failed], stats } satisfies WriterReply);
+      }
+    }
+  }
+}
+
+/** Posts `m` after the answers waiting (nothing overtakes an answer). */
+function send(m: WriterReply): void {
+  postAnswers();
+  port.postMessage(m);
+}
 
 interface Writer {
   readonly conn: DatabaseConnection;
@@ -88,23 +132,10 @@ function start(call: WriterCall): void {
     result = Promise.reject(error);
   }
   result.then(
-    (value) => {
-      const stats = writer.path.writes.stats;
-      try {
-        send({ type: "reply", id: call.id, ok: true, value, stats });
-      } catch (error) {
-        send({ type: "reply", id: call.id, ok: false, error: serializeError(error), stats });
-      }
-    },
+    (value) => answer({ id: call.id, ok: true, value }),
     (error: unknown) => {
       writer.path.writes.noteError(error);
-      send({
-        type: "reply",
-        id: call.id,
-        ok: false,
-        error: serializeError(error),
-        stats: writer.path.writes.stats,
-      });
+      answer({ id: call.id, ok: false, error: serializeError(error) });
     },
   );
 }
@@ -121,9 +152,10 @@ async function close(): Promise<void> {
 port.on("message", (m: WriterRequest) => {
   switch (m.type) {
     case "calls":
-      // Started one after the other in this turn, as the caller made them in one tick: the first
-      // commits inside its call when the queue is idle, the others form the next group.
-      for (const call of m.calls) start(call);
+      // The calls the caller made in one tick: started together, they form one group.
+      writer.path.writes.together(() => {
+        for (const call of m.calls) start(call);
+      });
       return;
     case "corrupt":
       writer.path.writes.noteError(reviveError(m.error, "a read"));
