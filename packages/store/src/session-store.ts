@@ -118,6 +118,7 @@ export class SessionStore implements SessionStoreContract {
       path: p.writePath,
       thread: p.writer,
       spawn: p.spawnWriter,
+      readsInWorkers: () => pool?.available() === true,
       readOnly: readOnly !== undefined,
       cjkIndex: this.#cjkIndex,
     });

@@ -245,8 +245,17 @@ describe("writer thread: its end", () => {
 });
 
 describe('writer: "auto"', () => {
-  it("writes run here until 8 transactions committed; then the writer thread takes over, in call order, nothing lost", async () => {
-    const store = await open({ writer: "auto" });
+  it("a store that only writes keeps its writes on the caller's thread, however many", async () => {
+    const store = await open({ writer: "auto", readers: 0 });
+    await store.createSession({ id: "s", source: "cli" });
+    for (let i = 0; i < 30; i++)
+      await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
+    expect(store.writerThread).toBeUndefined();
+    expect(store.stats().groupsCommitted).toBe(31);
+  });
+
+  it("with reads in its pool: writes run here until 8 transactions committed; then the writer thread takes over, in call order, nothing lost", async () => {
+    const store = await open({ writer: "auto", readers: 1, warmReaders: true });
     await store.createSession({ id: "s", source: "cli" });
     for (let i = 0; i < 6; i++)
       await store.appendMessage({ sessionId: "s", role: "user", content: `here ${i}` });
@@ -281,7 +290,7 @@ describe('writer: "auto"', () => {
   it("a store closed while its writer thread starts leaves no thread behind; its writes are all there", async () => {
     const threadsBefore = threadCount();
     const path = join(tempDir(), "state.db");
-    const store = await openSessionStore({ path, writer: "auto" });
+    const store = await openSessionStore({ path, writer: "auto", readers: 1, warmReaders: true });
     await store.createSession({ id: "s", source: "cli" });
     for (let i = 0; i < 9; i++) await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
     await store.close(); // the thread was still loading: it is closed, never used
