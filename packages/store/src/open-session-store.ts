@@ -159,8 +159,8 @@ export interface OpenSessionStoreOptions {
    * its COMMIT there, and any later read sees it. `"auto"`: on the caller's thread until it has
    * committed a few transactions (8) while the store reads in its read pool, then on a writer
    * thread started then (a command that writes a little, and a process that only writes, keep
-   * their writes here: the thread adds 0.1–0.4 ms to each write). `"inline"` (default): on the
-   * caller's thread.
+   * their writes here: the thread adds 0.1–0.4 ms to each write). This is the default.
+   * `"inline"`: always on the caller's thread.
    * See the package README ("Writes on a writer thread") for what stays on the caller's side.
    */
   writer?: WriterMode;
@@ -258,7 +258,7 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
   if (options.warmReaders !== undefined && typeof options.warmReaders !== "boolean") {
     throw new InvalidArgumentError("warmReaders", "warmReaders must be a boolean");
   }
-  const writer = options.writer ?? "inline";
+  const writer = options.writer ?? "auto";
   if (!WRITER_MODES.includes(writer)) {
     throw new InvalidArgumentError("writer", 'writer must be "inline", "thread" or "auto"');
   }
