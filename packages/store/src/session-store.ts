@@ -65,7 +65,7 @@ import type { ReadPool } from "./read-pool/read-pool.js";
 import { withoutSignal } from "./read-pool/read-routing.js";
 import { ReadRouter } from "./reads/read-router.js";
 import type { SessionStoreParts } from "./session-store-parts.js";
-import { type CjkBuildSettings, CjkSideIndex } from "./side-index/cjk-side-index.js";
+import { CjkSideIndex } from "./side-index/cjk-side-index.js";
 import type { StoreContext } from "./store-context.js";
 import { StoreRuntime } from "./store-runtime.js";
 import type { CheckpointThread } from "./write/checkpoint-thread.js";

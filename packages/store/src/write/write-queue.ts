@@ -143,7 +143,10 @@ export class WriteQueue {
    * alone inside its call, as a lone write does, and the others after it: two fsyncs.
    */
   together(fn: () => void): void {
-    if (this.#gathering) return fn();
+    if (this.#gathering) {
+      fn();
+      return;
+    }
     this.#gathering = true;
     try {
       fn();
