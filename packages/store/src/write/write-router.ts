@@ -277,15 +277,23 @@ export class WriteRouter {
     });
   }
 
-  /** The writer thread takes over once the writes running here have settled (later ones wait). */
+  /**
+   * The writer thread takes over once the writes running here have settled (later ones wait).
+   * Should a step fail, the thread is ended and the writes go on here.
+   */
   async #handOver(next: WriterThread): Promise<void> {
-    if (this.#inflight > 0) await new Promise<void>((settled) => this.#settledWaiters.push(settled));
-    if (this.#corruption !== undefined) next.noteCorruption(this.#corruption);
-    const path = this.#p.path;
-    if (path !== undefined) await handOverWritePath(path);
-    await this.#p.cjkIndex.handOver();
-    this.#thread = next;
-    this.#handover = undefined;
+    try {
+      if (this.#inflight > 0) await new Promise<void>((settled) => this.#settledWaiters.push(settled));
+      if (this.#corruption !== undefined) next.noteCorruption(this.#corruption);
+      const path = this.#p.path;
+      if (path !== undefined) await handOverWritePath(path);
+      await this.#p.cjkIndex.handOver();
+      this.#thread = next;
+    } catch {
+      await next.close();
+    } finally {
+      this.#handover = undefined;
+    }
   }
 
   /** Notes a damaged file in this thread's guard; whether it is news. */
