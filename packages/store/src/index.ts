@@ -80,7 +80,7 @@ export {
 export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
 export type { FileFeatures, FileProfile } from "./file-profile.js";
 export { type StoreAccess, writeBlocker as whyNotWritable } from "./open-read-only-store.js";
-export { type OpenSessionStoreOptions, openSessionStore } from "./open-session-store.js";
+export { type OpenSessionStoreOptions, openSessionStore, type WriterMode } from "./open-session-store.js";
 export { openReadOnlyDatabase, type ReadOnlyAccess, type ReadOnlyDatabase } from "./read-only-file.js";
 export { SessionStore } from "./session-store.js";
 export type { CjkIndexMode } from "./side-index/cjk-side-index.js";
