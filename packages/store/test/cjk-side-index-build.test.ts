@@ -184,6 +184,27 @@ describe("short-CJK index: the build on a worker thread", () => {
     expect(after[0]).toEqual(likeIds(path, "桂林"));
   });
 
+  it('a build running when writer: "auto" moves the writes to its thread goes on there and ends exact', async () => {
+    const path = copyOfSeed();
+    const store = await openSessionStore({ path, readers: 1, warmReaders: true });
+    opened.push(store);
+    expect(await ids(store, "桂林")).toEqual(likeIds(path, "桂林")); // starts the build here
+    expect(cjkOf(store).active).toBe(true);
+    const ours: number[] = [];
+    for (let i = 0; ours.length < 40; i++) {
+      ours.push(await store.appendMessage({ sessionId: "s", role: "user", content: `桂林交接${i}` }));
+      if (i === 20) for (let w = 0; w < 200 && store.writerThread === undefined; w++) await sleep(10);
+    }
+    expect(store.writerThread?.alive).toBe(true);
+    expect(await cjkBuildSettled(store)).toMatchObject({
+      state: "ready",
+      indexedRows: MESSAGES + 40,
+      lastError: null,
+    });
+    expect(await ids(store, "桂林")).toEqual(likeIds(path, "桂林"));
+    expect(await ids(store, "交接")).toEqual(ours);
+  });
+
   it("the store's own writes and another process's go on while it builds; the index ends exact", async () => {
     const path = copyOfSeed();
     const store = await open(path);

@@ -1,6 +1,7 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { AbortedError, BackendError, StoreClosedError } from "@hermes/core";
 import { terminateWorker } from "../terminate-worker.js";
+import { startThread } from "../threads/start-thread.js";
 import type { WorkerReply, WorkerRequest } from "./read-methods.js";
 import { reviveError } from "./worker-errors.js";
 
@@ -243,9 +244,7 @@ export class ReadPool {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(new URL("./read-worker.js", import.meta.url), {
-      workerData: { path: this.#path },
-    });
+    const worker = startThread("read-worker", { path: this.#path });
     let started!: () => void;
     const slot: Slot = {
       worker,

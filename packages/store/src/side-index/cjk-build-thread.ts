@@ -1,6 +1,7 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { ConnectionPragmas } from "../database-connection.js";
 import { terminateWorker } from "../terminate-worker.js";
+import { startThread } from "../threads/start-thread.js";
 
 /** What the builder's thread is given (`cjk-build-worker.ts`). */
 export interface CjkBuildWorkerData {
@@ -35,7 +36,7 @@ export class CjkBuildThread {
   #outcome: CjkBuildMessage | undefined;
 
   constructor(data: CjkBuildWorkerData, onEnd: (outcome: CjkBuildMessage) => void) {
-    this.#worker = startWorker(new URL("./cjk-build-worker.js", import.meta.url), data);
+    this.#worker = startThread("cjk-build-worker", data);
     // The builder never keeps the process alive: an idle program may exit mid-build (it resumes).
     this.#worker.unref();
     this.#worker.on("message", (m: CjkBuildMessage) => {
@@ -62,32 +63,4 @@ export class CjkBuildThread {
       clearTimeout(timer);
     }
   }
-}
-
-/**
- * A worker with the process's Node options (module conditions, loaders) where it can take them;
- * options a worker refuses at once (V8 heap limits such as `--max-old-space-size`) leave it
- * with none.
- */
-export function startWorker(url: URL, data: unknown): Worker {
-  try {
-    return new Worker(url, { workerData: data, execArgv: workerExecArgv(process.execArgv) });
-  } catch (error) {
-    if ((error as { code?: string }).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw error;
-    return new Worker(url, { workerData: data, execArgv: [] });
-  }
-}
-
-/**
- * The process's Node options a worker can take: a program run with `node --input-type=module -e`
- * passes options that only apply to its own entry (a worker refuses to start with them).
- */
-export function workerExecArgv(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === "--input-type") i++;
-    else if (!arg.startsWith("--input-type=")) out.push(arg);
-  }
-  return out;
 }

@@ -171,11 +171,19 @@ export class CjkSideIndex {
   /**
    * The store's writer thread builds the index from now on (`writer: "auto"` once it started): a
    * build running here stops after its current transaction (its work is kept) and none starts
-   * here again; the status reports the writer's builder.
+   * here again; the status reports the writer's builder. Whether a build was running (the writer
+   * thread then goes on with it).
    */
-  async handOver(): Promise<void> {
+  async handOver(): Promise<boolean> {
     this.#settings = undefined;
+    const building = this.#thread !== undefined;
     await this.#thread?.stop();
+    return building;
+  }
+
+  /** Starts a build when there is work, whatever the mode (the writer thread goes on with one). */
+  continueBuild(): void {
+    if (probeCjkIndex(this.#db()).work > 0) this.#start();
   }
 
   /** Stops a running build after its current transaction (its work is kept); idempotent. */

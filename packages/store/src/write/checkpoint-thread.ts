@@ -1,7 +1,7 @@
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import type { ConnectionPragmas } from "../database-connection.js";
-import { workerExecArgv } from "../side-index/cjk-build-thread.js";
 import { terminateWorker } from "../terminate-worker.js";
+import { startThread } from "../threads/start-thread.js";
 
 export type CheckpointMode = "PASSIVE" | "FULL" | "RESTART" | "TRUNCATE";
 
@@ -85,14 +85,7 @@ export class CheckpointThread {
 
   #start(): Worker {
     if (this.#worker !== undefined) return this.#worker;
-    const url = new URL("./checkpoint-worker.js", import.meta.url);
-    let worker: Worker;
-    try {
-      worker = new Worker(url, { workerData: this.#data, execArgv: workerExecArgv(process.execArgv) });
-    } catch (error) {
-      if ((error as { code?: string }).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw error;
-      worker = new Worker(url, { workerData: this.#data, execArgv: [] });
-    }
+    const worker = startThread("checkpoint-worker", this.#data);
     worker.unref();
     worker.on("message", (m: CheckpointReply) => this.#reply(m));
     this.#ended = new Promise<void>((resolve) => {

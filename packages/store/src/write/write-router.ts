@@ -287,8 +287,9 @@ export class WriteRouter {
       if (this.#corruption !== undefined) next.noteCorruption(this.#corruption);
       const path = this.#p.path;
       if (path !== undefined) await handOverWritePath(path);
-      await this.#p.cjkIndex.handOver();
+      const building = await this.#p.cjkIndex.handOver();
       this.#thread = next;
+      if (building) next.continueCjkBuild();
     } catch {
       await next.close();
     } finally {

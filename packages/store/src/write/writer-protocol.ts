@@ -27,11 +27,13 @@ export interface WriterCall {
 /**
  * From the caller to the writer thread: the calls made in one tick of the caller (started
  * together, so they group as they would have on the caller's thread), a damaged file seen by a
- * read, or the end.
+ * read, the short-CJK build the caller's side was running when it handed the writes over (the
+ * writer goes on with it), or the end.
  */
 export type WriterRequest =
   | { readonly type: "calls"; readonly calls: WriterCall[] }
   | { readonly type: "corrupt"; readonly error: SerializedError }
+  | { readonly type: "buildCjk" }
   | { readonly type: "close" };
 
 /** Whether the writer's short-CJK builder runs, and how its last build failed. */

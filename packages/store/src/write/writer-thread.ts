@@ -1,8 +1,8 @@
 import type { Worker } from "node:worker_threads";
 import { AbortedError, BackendError, StoreClosedError } from "@hermes/core";
 import { reviveError, serializeError } from "../read-pool/worker-errors.js";
-import { startWorker } from "../side-index/cjk-build-thread.js";
 import { terminateWorker } from "../terminate-worker.js";
+import { startThread } from "../threads/start-thread.js";
 import { CallerClock } from "./caller-clock.js";
 import { createWriteStats, type WriteStats } from "./write-stats.js";
 import type { CjkBuilderState, WriterCall, WriterReply, WriterWorkerData } from "./writer-protocol.js";
@@ -84,7 +84,7 @@ export class WriterThread {
   start(corruption?: unknown): Promise<void> {
     const data =
       corruption === undefined ? this.#data : { ...this.#data, corruption: serializeError(corruption) };
-    const worker = startWorker(new URL("./writer-worker.js", import.meta.url), data);
+    const worker = startThread("writer-worker", data);
     this.#worker = worker;
     return new Promise<void>((resolve, reject) => {
       let ready = false;
@@ -147,6 +147,11 @@ export class WriterThread {
   }
 
   /** Tells the writer that a read found the file damaged: it writes nothing more. */
+  /** Has the writer go on with the short-CJK build this thread's side stopped at the hand-over. */
+  continueCjkBuild(): void {
+    if (this.alive) this.#worker?.postMessage({ type: "buildCjk" });
+  }
+
   noteCorruption(error: unknown): void {
     if (this.alive) this.#worker?.postMessage({ type: "corrupt", error: serializeError(error) });
   }

@@ -160,6 +160,9 @@ port.on("message", (m: WriterRequest) => {
     case "corrupt":
       writer.path.writes.noteError(reviveError(m.error, "a read"));
       return;
+    case "buildCjk":
+      writer.cjkIndex.continueBuild();
+      return;
     case "close":
       void close();
       return;
