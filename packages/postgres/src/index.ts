@@ -18,3 +18,5 @@ export {
   tsqueryLiteral,
   wordTokens,
 } from "./search/pg-search-text.js";
+export type { SealReport, SealStep } from "./search/seal-word-ranges.js";
+export { WORD_INDEX_DEFAULTS, type WordIndexOptions } from "./search/word-index.js";

@@ -56,6 +56,16 @@ const TYPES = {
  * prepared statement, parsed and planned once per connection instead of on every call.
  */
 export const PREPARED = "/* hermes:prepared */ ";
+/**
+ * A {@link PREPARED} statement whose plan must read each of its indexes in order: it runs with
+ * sequential scans and sorts disabled (and JIT off, which a disabled plan's cost would trigger).
+ * A ranked query over the split word index pages by each range's index order (ties included),
+ * which a sequential scan and a bounded sort (chosen on a small or unanalyzed table) would not
+ * keep from one page to the next.
+ */
+export const PREPARED_STEERED = "/* hermes:prepared:steered */ ";
+const STEER = "SET enable_seqscan = off; SET enable_sort = off; SET jit = off";
+const UNSTEER = "RESET enable_seqscan; RESET enable_sort; RESET jit";
 const preparedNames = new Map<string, string>();
 function preparedName(text: string): string {
   let name = preparedNames.get(text);
@@ -78,21 +88,30 @@ function typedPool(pool: pg.Pool): PostgresPool {
       const client = await pool.connect();
       let wrapper = wrappers.get(client);
       if (wrapper === undefined) {
-        // Whether this connection's session runs with plan_cache_mode = force_generic_plan.
+        // Whether this connection's session runs with plan_cache_mode = force_generic_plan,
+        // and with the planner steered (see PREPARED_STEERED).
         let generic = false;
+        let steering = false;
         wrapper = {
           query: (async (text: string, values: readonly unknown[]) => {
-            const prepared = text.startsWith(PREPARED);
+            const steered = text.startsWith(PREPARED_STEERED);
+            const prepared = steered || text.startsWith(PREPARED);
+            const settings: string[] = [];
             // Prepared statements are planned once (generic plan): left on `auto`, the server
             // re-plans a search each call (its custom plans look cheaper than the generic one,
             // which is the same plan). Other statements with parameters keep custom plans
             // (e.g. LIKE prefixes need the value); parameterless ones are unaffected.
             if (prepared !== generic && (prepared || values.length > 0)) {
-              await client.query(
-                prepared ? "SET plan_cache_mode = force_generic_plan" : "RESET plan_cache_mode",
-              );
+              settings.push(prepared ? "SET plan_cache_mode = force_generic_plan" : "RESET plan_cache_mode");
               generic = prepared;
             }
+            // Steering holds for the steered statements only (any other is planned as usual).
+            if (steered !== steering) {
+              settings.push(steered ? STEER : UNSTEER);
+              steering = steered;
+            }
+            // One round trip, and only when the connection changes kind.
+            if (settings.length > 0) await client.query(settings.join("; "));
             return client.query({
               text,
               values: values as unknown[],

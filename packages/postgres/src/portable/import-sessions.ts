@@ -14,6 +14,7 @@ import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { searchColumns } from "../search/pg-search-text.js";
+import { sealedFloor } from "../search/word-ranges.js";
 
 const SESSION_NAMES = SESSION_COLUMNS.map((c) => c.name);
 const MESSAGE_NAMES = MESSAGE_COLUMNS.map((c) => c.name).filter((n) => n !== "id");
@@ -45,14 +46,17 @@ async function sameContent(db: PgDb, stored: Record<string, unknown>, s: Portabl
 
 /**
  * Inserts messages keeping their ids where free; other ids (taken, or absent) are renumbered
- * above both the table's and the source's largest id, as the SQLite store does. The id
- * sequence is moved past every id written, so later appends never collide.
+ * above both the table's and the source's largest id, as the SQLite store does. Ids at or
+ * below `sealed` (the word index's sealed ranges, see `sealedFloor`) count as taken: a row
+ * there would be an insert into a RUM index that must take none. The id sequence is moved
+ * past every id written (never back), so later appends never collide.
  */
 async function insertMessages(
   db: PgDb,
   sessionId: string,
   messages: readonly StoredMessageRow[],
   floor: number,
+  sealed: number,
 ) {
   if (messages.length === 0) return;
   const wanted = messages.map((m) => m.id).filter((id): id is number => typeof id === "number");
@@ -72,11 +76,12 @@ async function insertMessages(
         .select((eb) => eb.fn.coalesce(eb.fn.max("id"), sql.lit(0)).as("m"))
         .executeTakeFirst()
     )?.m ?? 0;
-  let next = Math.max(max, floor);
+  let next = Math.max(max, floor, sealed);
   const used = new Set<number>();
   const ids: Array<number | null> = [];
   for (const m of messages) {
-    let id: number | null = typeof m.id === "number" && !taken.has(m.id) && !used.has(m.id) ? m.id : null;
+    let id: number | null =
+      typeof m.id === "number" && m.id > sealed && !taken.has(m.id) && !used.has(m.id) ? m.id : null;
     if (id === null && floor > 0) id = ++next;
     if (id !== null) used.add(id);
     ids.push(id);
@@ -99,8 +104,12 @@ async function insertMessages(
     SELECT COALESCE(u.id, nextval(pg_get_serial_sequence('messages', 'id'))), ${fromU},
       u.search_vector::tsvector, u.search_grams::tsvector
     FROM unnest(${sql.join(arrays)}) AS u(id, ${names}, search_vector, search_grams)`.execute(db);
+  // Never back: a seal's bound is the last id the sequence handed out, and appends must stay above it.
   await sql`SELECT setval(pg_get_serial_sequence('messages', 'id'),
-    GREATEST((SELECT COALESCE(MAX(id), 0) FROM messages), 1))`.execute(db);
+    GREATEST((SELECT COALESCE(MAX(id), 0) FROM messages),
+      COALESCE(pg_sequence_last_value(pg_get_serial_sequence('messages', 'id')::regclass), 0), 1))`.execute(
+    db,
+  );
 }
 
 async function writeSession(
@@ -108,6 +117,7 @@ async function writeSession(
   p: PendingImport,
   onConflict: "skip" | "replace",
   floor: number,
+  sealed: number,
 ): Promise<ImportOutcome> {
   const { messages, ...row } = p.session;
   const values = p.detach ? { ...row, parent_session_id: null } : row;
@@ -118,7 +128,7 @@ async function writeSession(
     .executeTakeFirst()) as Record<string, unknown> | undefined;
   if (stored === undefined) {
     await db.insertInto("sessions").values(values).execute();
-    await insertMessages(db, values.id, messages, floor);
+    await insertMessages(db, values.id, messages, floor, sealed);
     return "imported";
   }
   if (await sameContent(db, stored, { ...values, messages })) return "unchanged";
@@ -126,7 +136,7 @@ async function writeSession(
   await db.deleteFrom("messages").where("session_id", "=", values.id).execute();
   const { id, ...rest } = values;
   await db.updateTable("sessions").set(rest).where("id", "=", id).execute();
-  await insertMessages(db, values.id, messages, floor);
+  await insertMessages(db, values.id, messages, floor, sealed);
   return "replaced";
 }
 
@@ -149,9 +159,11 @@ export async function importSessions(
       writeBatch: (batch, { onConflict, idFloor }) =>
         ctx.write(async (db) => {
           // Explicit message ids and the sequence move together: appenders wait for this unit.
+          // The lock also excludes a seal's concurrent index builds, so the bound read here holds.
           await sql`LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE`.execute(db);
+          const sealed = await sealedFloor(db);
           const out: ImportOutcome[] = [];
-          for (const p of batch) out.push(await writeSession(db, p, onConflict, idFloor));
+          for (const p of batch) out.push(await writeSession(db, p, onConflict, idFloor, sealed));
           return out;
         }),
     },
