@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { v06SplitWordIndex } from "./migrations/v06-split-word-index.js";
 import type { PgDb } from "./pg-database.js";
+import { createExtensions, ensureRum } from "./pg-extensions.js";
 
 /** pg_trgm's index of the searched text (substring terms of three characters or more). */
 const TRGM_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
@@ -300,7 +301,7 @@ export interface PgMigrationReport {
 export async function migratePg(db: PgDb): Promise<PgMigrationReport> {
   return db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessions:' || current_schema()))`.execute(trx);
-    await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`.execute(trx);
+    await createExtensions(trx);
     const features = { rum: await ensureRum(trx) };
     await trx.schema
       .createTable("schema_version")
@@ -367,25 +368,3 @@ export const RUM_MISSING =
   "the RUM extension is not installed in this database: ranked and CJK search sort every match " +
   "(GIN) instead of reading the top hits off a RUM index; install the server package (e.g. " +
   "Debian's postgresql-15-rum), run CREATE EXTENSION rum as a superuser, then rebuild the search index";
-
-/**
- * Whether RUM is usable: installed in the database, or installable now (a superuser's
- * connection; the extension is not trusted). A failed `CREATE EXTENSION` is rolled back to a
- * savepoint, never an error: search then runs on GIN.
- */
-export async function ensureRum(db: PgDb): Promise<boolean> {
-  const count = async (query: ReturnType<typeof sql<{ n: number }>>) =>
-    Number((await query.execute(db)).rows[0]?.n ?? 0);
-  if ((await count(sql`SELECT count(*) AS n FROM pg_extension WHERE extname = 'rum'`)) > 0) return true;
-  if ((await count(sql`SELECT count(*) AS n FROM pg_available_extensions WHERE name = 'rum'`)) === 0)
-    return false;
-  await sql`SAVEPOINT hermes_rum`.execute(db);
-  try {
-    await sql`CREATE EXTENSION IF NOT EXISTS rum SCHEMA public`.execute(db);
-    await sql`RELEASE SAVEPOINT hermes_rum`.execute(db);
-    return true;
-  } catch {
-    await sql`ROLLBACK TO SAVEPOINT hermes_rum`.execute(db);
-    return false;
-  }
-}
