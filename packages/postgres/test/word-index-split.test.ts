@@ -1,3 +1,4 @@
+import type { PortableSession } from "@hermes/core";
 import {
   migrationStatements,
   openPostgresSessionStore,
@@ -151,8 +152,8 @@ describe("layout", () => {
   });
 });
 
-describe("sealed ranges take no inserts", () => {
-  it("appends, ranked searches and an import of low ids leave a sealed RUM index's pages unchanged", async () => {
+describe("sealed ranges take no inserts beside a scan", () => {
+  it("appends, ranked searches and imports of new sessions leave a sealed RUM index's pages unchanged", async () => {
     const { schema, store, c } = await storeWithSession();
     // No vacuum of the deleted row's entry while the pages are compared.
     await c.query("ALTER TABLE messages SET (autovacuum_enabled = off)");
@@ -162,7 +163,7 @@ describe("sealed ranges take no inserts", () => {
     await store.sealSearchIndex();
     const [sealed] = await rangeRows(c);
     const before = await indexPagesHash(c, schema, sealed!.index);
-    const exported: unknown[] = [];
+    const exported: PortableSession[] = [];
     for await (const session of store.exportStream({ sessionIds: ["old"] })) exported.push(session);
     expect(await store.deleteSession("old")).toBe(true);
     for (let i = 0; i < 5; i++) {
@@ -170,18 +171,36 @@ describe("sealed ranges take no inserts", () => {
       await store.searchMessages("common", { limit: 20 });
       await store.searchMessages("docker", { limit: 5, offset: 3 });
     }
-    // Its message had id 1, free again and inside the sealed range: the import gives it a new id.
-    const report = await store.importSessions(exported);
-    expect(report.sessionsImported).toBe(1);
-    const [imported] = await store.getMessages("old");
-    expect(imported!.id).toBeGreaterThan(sealed!.hi!);
+    // A new session's messages (ids above every stored one) go to the open range.
+    const old = exported[0]!;
+    const renamed = old.messages.map((m, i) => ({ ...m, id: 10_000 + i, session_id: "fresh" }));
+    await store.importSessions([{ ...old, id: "fresh", messages: renamed }]);
+    expect((await store.getMessages("fresh")).map((m) => m.id)).toEqual([10_000]);
     expect(await indexPagesHash(c, schema, sealed!.index)).toBe(before);
     expectEachOnce(await pagedIds(store, "common", 25), await matchingIds(c, "common"));
-    // Control: a row written into the range by hand does change the index's pages.
-    await c.query(
-      "INSERT INTO messages (id, session_id, role, content, timestamp, search_vector) VALUES (1, 'a', 'user', 'x', 1, 'common:1')",
-    );
+    // Its message had id 1, free again and inside the sealed range: the import keeps the id
+    // (as on SQLite), holding messages exclusively while it writes into the RUM index.
+    const blocked: string[] = [];
+    const holder = await client(schema);
+    await holder.query("BEGIN");
+    await holder.query("SELECT count(*) FROM messages");
+    const importing = store.importSessions(exported).then(() => blocked.push("imported"));
+    await new Promise((r) => setTimeout(r, 300));
+    // It waits for a reader that holds messages (its exclusive lock conflicts with any read).
+    expect(blocked).toEqual([]);
+    await holder.query("COMMIT");
+    await importing;
+    const [imported] = await store.getMessages("old");
+    expect(imported!.id).toBe(1);
     expect(await indexPagesHash(c, schema, sealed!.index)).not.toBe(before);
+    expectEachOnce(await pagedIds(store, "common", 25), await matchingIds(c, "common"));
+    // Control: a row written into the range by hand does change the index's pages.
+    const afterImport = await indexPagesHash(c, schema, sealed!.index);
+    await c.query("DELETE FROM messages WHERE id = 2");
+    await c.query(
+      "INSERT INTO messages (id, session_id, role, content, timestamp, search_vector) VALUES (2, 'a', 'user', 'x', 1, 'common:1')",
+    );
+    expect(await indexPagesHash(c, schema, sealed!.index)).not.toBe(afterImport);
   });
 });
 

@@ -3,7 +3,8 @@ import type { SearchIndexProgress, SearchIndexReport, SearchIndexStatus } from "
 import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import { mapPgError } from "../pg-errors.js";
-import { ensureRum, MESSAGE_GRAMS_BACKFILL_SQL, searchIndexStatements } from "../pg-schema.js";
+import { ensureRum } from "../pg-extensions.js";
+import { MESSAGE_GRAMS_BACKFILL_SQL, searchIndexStatements } from "../pg-schema.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { searchColumns } from "../search/pg-search-text.js";
 import { type SealReport, type SealStep, SealStopped } from "../search/seal-word-ranges.js";
@@ -12,6 +13,7 @@ import {
   lockSeals,
   rangeIndexSql,
   readWordRanges,
+  sealedFloor,
   unlockSeals,
   WORD_INDEX_LAYOUT_SQL,
   WORD_INDEX_PATTERN,
@@ -137,10 +139,10 @@ async function ensureWordIndexes(db: PgDb, rum: boolean): Promise<void> {
 
 /**
  * Recomputes every message's search columns (rows whose stored columns differ are rewritten, in
- * transactions of 1,000 messages), refills `message_grams`, then recreates missing search
- * indexes; with RUM installed since the schema was made, the word index is laid out split. A
- * sealed range whose rows were rewritten gets its RUM index rebuilt (`REINDEX CONCURRENTLY`),
- * so that it holds no entry it took as an insert.
+ * transactions of 1,000 messages; holding `messages` exclusively when one is in a sealed
+ * range), refills `message_grams`, then recreates missing search indexes; with RUM installed
+ * since the schema was made, the word index is laid out split. A sealed range whose rows were
+ * rewritten then gets a fresh RUM index (`REINDEX CONCURRENTLY`).
  */
 export async function rebuildSearchIndex(
   ctx: PgStoreContext,
@@ -156,29 +158,36 @@ export async function rebuildSearchIndex(
   let after = 0;
   let done = 0;
   for (;;) {
+    const from = after;
     const n = await ctx.write(async (db) => {
       const rows = await db
         .selectFrom("messages")
         .select(["id", "content", "tool_calls", "tool_name"])
-        .where("id", ">", after)
+        .where("id", ">", from)
         .orderBy("id")
         .limit(1000)
         .execute();
       if (rows.length === 0) return 0;
+      // (Set in the attempt that commits: a retried attempt reads the same rows again.)
+      after = rows[rows.length - 1]!.id;
       const columns = rows.map((r) => searchColumns(r.content, r.tool_calls, r.tool_name));
+      const computed = sql`unnest(${rows.map((r) => r.id)}::bigint[], ${columns.map((c) => c.vector)}::text[],
+          ${columns.map((c) => c.grams)}::text[]) AS u(id, v, g)`;
+      const differs = sql`(m.search_vector IS DISTINCT FROM u.v::tsvector OR m.search_grams IS DISTINCT FROM u.g::tsvector)`;
       // Rows already right are left alone: a rewrite is an insert into every index of the row.
-      const changed = await sql<{ id: number }>`UPDATE messages AS m
-        SET search_vector = u.v::tsvector, search_grams = u.g::tsvector
-        FROM unnest(${rows.map((r) => r.id)}::bigint[], ${columns.map((c) => c.vector)}::text[],
-          ${columns.map((c) => c.grams)}::text[]) AS u(id, v, g)
-        WHERE m.id = u.id AND (m.search_vector IS DISTINCT FROM u.v::tsvector
-          OR m.search_grams IS DISTINCT FROM u.g::tsvector)
-        RETURNING m.id`.execute(db);
+      const changed = await sql<{ id: number }>`SELECT m.id FROM messages m JOIN ${computed} ON m.id = u.id
+        WHERE ${differs}`.execute(db);
+      if (changed.rows.length === 0) return rows.length;
+      // A rewrite in a sealed range inserts into its RUM index: never beside a scan of it.
+      const floor = await sealedFloor(db);
+      if (changed.rows.some((r) => r.id <= floor))
+        await sql`LOCK TABLE messages IN ACCESS EXCLUSIVE MODE`.execute(db);
+      await sql`UPDATE messages AS m SET search_vector = u.v::tsvector, search_grams = u.g::tsvector
+        FROM ${computed} WHERE m.id = u.id AND ${differs}`.execute(db);
       for (const { id } of changed.rows) {
         const range = ranges.find((r) => r.hi !== null && id > r.lo && id <= r.hi);
         if (range !== undefined) rewritten.add(range);
       }
-      after = rows[rows.length - 1]!.id;
       return rows.length;
     });
     done += n;

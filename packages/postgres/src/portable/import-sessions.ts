@@ -45,18 +45,27 @@ async function sameContent(db: PgDb, stored: Record<string, unknown>, s: Portabl
 }
 
 /**
+ * What an import unit knows of the word index's sealed ranges: ids at or below `floor` are in
+ * one (see `sealedFloor`), and `exclusive()` takes the lock that writing there needs.
+ */
+interface SealedRanges {
+  readonly floor: number;
+  exclusive(): Promise<void>;
+}
+
+/**
  * Inserts messages keeping their ids where free; other ids (taken, or absent) are renumbered
- * above both the table's and the source's largest id, as the SQLite store does. Ids at or
- * below `sealed` (the word index's sealed ranges, see `sealedFloor`) count as taken: a row
- * there would be an insert into a RUM index that must take none. The id sequence is moved
- * past every id written (never back), so later appends never collide.
+ * above both the table's and the source's largest id, as the SQLite store does. A kept id in
+ * a sealed range is an insert into its RUM index, which must never run beside a scan of it
+ * (postgrespro/rum#144): the unit then holds `messages` exclusively (reads wait for it). The
+ * id sequence is moved past every id written (never back), so later appends never collide.
  */
 async function insertMessages(
   db: PgDb,
   sessionId: string,
   messages: readonly StoredMessageRow[],
   floor: number,
-  sealed: number,
+  sealed: SealedRanges,
 ) {
   if (messages.length === 0) return;
   const wanted = messages.map((m) => m.id).filter((id): id is number => typeof id === "number");
@@ -76,16 +85,16 @@ async function insertMessages(
         .select((eb) => eb.fn.coalesce(eb.fn.max("id"), sql.lit(0)).as("m"))
         .executeTakeFirst()
     )?.m ?? 0;
-  let next = Math.max(max, floor, sealed);
+  let next = Math.max(max, floor);
   const used = new Set<number>();
   const ids: Array<number | null> = [];
   for (const m of messages) {
-    let id: number | null =
-      typeof m.id === "number" && m.id > sealed && !taken.has(m.id) && !used.has(m.id) ? m.id : null;
+    let id: number | null = typeof m.id === "number" && !taken.has(m.id) && !used.has(m.id) ? m.id : null;
     if (id === null && floor > 0) id = ++next;
     if (id !== null) used.add(id);
     ids.push(id);
   }
+  if (ids.some((id) => id !== null && id <= sealed.floor)) await sealed.exclusive();
   const rows = messages as unknown as ReadonlyArray<Record<string, unknown>>;
   const search = messages.map((m) => searchColumns(m.content, m.tool_calls, m.tool_name));
   // One INSERT per session, whatever its size: the rows travel as one array per column.
@@ -117,7 +126,7 @@ async function writeSession(
   p: PendingImport,
   onConflict: "skip" | "replace",
   floor: number,
-  sealed: number,
+  sealed: SealedRanges,
 ): Promise<ImportOutcome> {
   const { messages, ...row } = p.session;
   const values = p.detach ? { ...row, parent_session_id: null } : row;
@@ -161,7 +170,14 @@ export async function importSessions(
           // Explicit message ids and the sequence move together: appenders wait for this unit.
           // The lock also excludes a seal's concurrent index builds, so the bound read here holds.
           await sql`LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE`.execute(db);
-          const sealed = await sealedFloor(db);
+          let exclusive = false;
+          const sealed: SealedRanges = {
+            floor: await sealedFloor(db),
+            async exclusive() {
+              if (!exclusive) await sql`LOCK TABLE messages IN ACCESS EXCLUSIVE MODE`.execute(db);
+              exclusive = true;
+            },
+          };
           const out: ImportOutcome[] = [];
           for (const p of batch) out.push(await writeSession(db, p, onConflict, idFloor, sealed));
           return out;

@@ -116,9 +116,10 @@ export async function readWordRanges(db: PgDb): Promise<WordRange[]> {
 }
 
 /**
- * Explicit message ids (imports) at or below this are never written as given: they would
- * insert into a sealed range's RUM index. The open range's lower bound, or the bound a seal
- * under way moves it to; 0 on the GIN layout.
+ * Ids at or below this are in a sealed range (or about to be: the bound a seal under way moves
+ * the open range to); 0 on the GIN layout. A write there (an import keeping an explicit id, a
+ * rebuild rewriting a row) inserts into a RUM index, which it does holding `messages`
+ * exclusively, so that no scan of that index runs beside it.
  */
 export async function sealedFloor(db: PgDb): Promise<number> {
   const { rows } = await sql<{ floor: number | null }>`
