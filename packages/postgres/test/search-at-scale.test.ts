@@ -552,7 +552,17 @@ describe("query plans of the bench's search mix (40,000 messages, analyzed)", ()
             n["Order By"] !== undefined &&
             /^idx_messages_(search_(vector|grams)|words_\d+_\d+)$/.test(String(n["Index Name"])),
         ).length;
-        if (q.text.includes("<=>")) expectSplitPlan(plan, ranges);
+        if (q.text.includes("<=>")) {
+          expectSplitPlan(plan, ranges);
+          // And the generic plan, the one the store runs (a prepared statement, planned once).
+          await c.query("SET LOCAL plan_cache_mode = force_generic_plan");
+          await c.query(`PREPARE hermes_split AS ${q.text}`);
+          const args = q.values.map((v) => (typeof v === "number" ? String(v) : c.escapeLiteral(String(v))));
+          const generic = (await c.query(`EXPLAIN (FORMAT JSON) EXECUTE hermes_split(${args.join(", ")})`))
+            .rows[0]["QUERY PLAN"][0].Plan;
+          expectSplitPlan(generic, ranges);
+          await c.query("DEALLOCATE hermes_split");
+        }
         // (the page's Limit over that scan with no sort between them).
         for (const limit of nodes.filter((n) => n["Node Type"] === "Limit")) {
           const below = planNodes(limit);
