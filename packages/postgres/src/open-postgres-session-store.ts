@@ -150,7 +150,7 @@ export async function openPostgresSessionStore(
     pool.on("error", () => {});
     owns = true;
   }
-  const db = createPgDb(pool);
+  const db = createPgDb(pool, { shared: !owns });
   try {
     const migration = readOnly ? await inspectPg(db) : await migratePg(db);
     if (migration === null) {

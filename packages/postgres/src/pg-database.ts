@@ -80,7 +80,7 @@ function preparedName(text: string): string {
  * The pool as Kysely's dialect sees it, with the store's type parsers on every query. Set per
  * query (not on the pool) so that a pool the caller passes in keeps its own parsers elsewhere.
  */
-function typedPool(pool: pg.Pool): PostgresPool {
+function typedPool(pool: pg.Pool, shared: boolean): PostgresPool {
   // One wrapper per pg client: the dialect keys its connections by the client object.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   return {
@@ -119,7 +119,16 @@ function typedPool(pool: pg.Pool): PostgresPool {
               ...(prepared ? { name: preparedName(text) } : {}),
             });
           }) as unknown as PostgresPoolClient["query"],
-          release: (destroy?: boolean) => client.release(destroy),
+          release: (destroy?: boolean) => {
+            // A pool of the caller's gets its connections back as it lent them: the reset is
+            // queued on the connection ahead of whatever the caller sends next.
+            if (shared && (generic || steering)) {
+              client.query(`RESET plan_cache_mode; ${UNSTEER}`).catch(() => {});
+              generic = false;
+              steering = false;
+            }
+            client.release(destroy);
+          },
         };
         wrappers.set(client, wrapper);
       }
@@ -130,9 +139,15 @@ function typedPool(pool: pg.Pool): PostgresPool {
   };
 }
 
-/** Kysely on `pool` through its PostgreSQL dialect. */
-export function createPgDb(pool: pg.Pool): PgDb {
-  return new Kysely<PgDatabase>({ dialect: new PostgresDialect({ pool: typedPool(pool) }) });
+/**
+ * Kysely on `pool` through its PostgreSQL dialect. `shared`: the pool is the caller's, so a
+ * connection goes back with the session settings the store changed (plan cache mode, steering)
+ * reset.
+ */
+export function createPgDb(pool: pg.Pool, o: { shared?: boolean } = {}): PgDb {
+  return new Kysely<PgDatabase>({
+    dialect: new PostgresDialect({ pool: typedPool(pool, o.shared === true) }),
+  });
 }
 
 /** `= ANY($1::text[])`'s right side: one array parameter, however many values. */

@@ -7,7 +7,7 @@ import {
   type SealStep,
   searchColumns,
 } from "@hermes/postgres";
-import type pg from "pg";
+import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { freshSchema, serverUrl, storesClosedAfterEach } from "./helpers/test-stores.js";
 import {
@@ -317,6 +317,28 @@ describe("seals while the store works", () => {
     expect((await store.sealSearchIndex()).outcome).toBe("sealed");
     await expectWholeLayout(c);
     expectEachOnce(await pagedIds(store, "common", 50), await matchingIds(c, "common"));
+  });
+});
+
+describe("a pool of the caller's", () => {
+  it("gets its connections back without the settings a ranked query ran with", async () => {
+    const schema = freshSchema();
+    await (await open({ schema })).close();
+    const pool = new pg.Pool({ connectionString: url, max: 1, options: `-c search_path="${schema}",public` });
+    try {
+      const store = await openPostgresSessionStore({ pool });
+      await store.createSession({ id: "a", source: "cli" });
+      await appendCommon(store, 10, "p");
+      await store.sealSearchIndex();
+      expect((await store.searchMessages("common", { limit: 3 })).length).toBe(3);
+      const settings = await pool.query(
+        "SELECT current_setting('enable_seqscan') AS seq, current_setting('enable_sort') AS sort, current_setting('plan_cache_mode') AS plans",
+      );
+      expect(settings.rows).toEqual([{ seq: "on", sort: "on", plans: "auto" }]);
+      await store.close();
+    } finally {
+      await pool.end();
+    }
   });
 });
 
