@@ -10,8 +10,10 @@ import { sql } from "kysely";
 import pg from "pg";
 import { createPgDb, type PgDb } from "./pg-database.js";
 import { mapPgError } from "./pg-errors.js";
-import { inspectPg, migratePg, PG_SCHEMA_VERSION, usesRum } from "./pg-schema.js";
+import { inspectPg, migratePg, PG_SCHEMA_VERSION } from "./pg-schema.js";
 import { PostgresSessionStore } from "./postgres-session-store.js";
+import type { WordIndexOptions } from "./search/word-index.js";
+import { readWordRanges } from "./search/word-ranges.js";
 
 /** Options of {@link openPostgresSessionStore}. */
 export interface OpenPostgresSessionStoreOptions {
@@ -36,8 +38,35 @@ export interface OpenPostgresSessionStoreOptions {
    * yours, give it a read-only role for the same guarantee. An empty schema is `STORE_READ_ONLY`.
    */
   readOnly?: boolean;
+  /**
+   * The split word index (servers with RUM): `sealEvery` (appends between seals, default
+   * 20,000), `refreshMs` (how long the store trusts the ranges it read, default 1,000),
+   * `dropDelayMs` (how long a seal keeps the indexes it replaced, default 5,000).
+   */
+  wordIndex?: WordIndexOptions;
   /** Clock in Unix epoch seconds; for tests. */
   clock?: () => number;
+}
+
+/** Checks `wordIndex` (each field a positive integer of milliseconds or ids). */
+function wordIndexOptions(value: WordIndexOptions): WordIndexOptions {
+  const o = optionsObject("wordIndex", value) as Record<string, unknown>;
+  const out: Record<string, number> = {};
+  for (const [key, min] of [
+    ["sealEvery", 1],
+    ["refreshMs", 0],
+    ["dropDelayMs", 0],
+  ] as const) {
+    const v = o[key];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min)
+      throw new InvalidArgumentError(
+        `wordIndex.${key}`,
+        `wordIndex.${key} must be an integer of at least ${min}`,
+      );
+    out[key] = v;
+  }
+  return out;
 }
 
 /** The schema the pool's connections use (their `search_path`'s first) and the server's version. */
@@ -76,6 +105,7 @@ export async function openPostgresSessionStore(
     throw new InvalidArgumentError("readOnly", "readOnly must be a boolean");
   }
   const readOnly = opts.readOnly === true;
+  const wordIndex = opts.wordIndex === undefined ? {} : wordIndexOptions(opts.wordIndex);
   let pool: pg.Pool;
   let owns: boolean;
   if (opts.pool !== undefined) {
@@ -120,7 +150,7 @@ export async function openPostgresSessionStore(
     pool.on("error", () => {});
     owns = true;
   }
-  const db = createPgDb(pool);
+  const db = createPgDb(pool, { shared: !owns });
   try {
     const migration = readOnly ? await inspectPg(db) : await migratePg(db);
     if (migration === null) {
@@ -140,9 +170,9 @@ export async function openPostgresSessionStore(
     }
     const backend = await backendInfo(db);
     const clock = opts.clock ?? (() => Date.now() / 1000);
-    const rum = await usesRum(db);
+    const ranges = await readWordRanges(db);
     return new PostgresSessionStore(
-      { pool, ownsPool: owns, db, deadlineMs, schema: backend.schema, clock, rum, readOnly },
+      { pool, ownsPool: owns, db, deadlineMs, schema: backend.schema, clock, ranges, readOnly, wordIndex },
       migration,
       backend,
     );

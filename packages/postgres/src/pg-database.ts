@@ -56,6 +56,16 @@ const TYPES = {
  * prepared statement, parsed and planned once per connection instead of on every call.
  */
 export const PREPARED = "/* hermes:prepared */ ";
+/**
+ * A {@link PREPARED} statement whose plan must read each of its indexes in order: it runs with
+ * sequential scans and sorts disabled (and JIT off, which a disabled plan's cost would trigger).
+ * A ranked query over the split word index pages by each range's index order (ties included),
+ * which a sequential scan and a bounded sort (chosen on a small or unanalyzed table) would not
+ * keep from one page to the next.
+ */
+export const PREPARED_STEERED = "/* hermes:prepared:steered */ ";
+const STEER = "SET enable_seqscan = off; SET enable_sort = off; SET jit = off";
+const UNSTEER = "RESET enable_seqscan; RESET enable_sort; RESET jit";
 const preparedNames = new Map<string, string>();
 function preparedName(text: string): string {
   let name = preparedNames.get(text);
@@ -70,7 +80,7 @@ function preparedName(text: string): string {
  * The pool as Kysely's dialect sees it, with the store's type parsers on every query. Set per
  * query (not on the pool) so that a pool the caller passes in keeps its own parsers elsewhere.
  */
-function typedPool(pool: pg.Pool): PostgresPool {
+function typedPool(pool: pg.Pool, shared: boolean): PostgresPool {
   // One wrapper per pg client: the dialect keys its connections by the client object.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   return {
@@ -78,21 +88,30 @@ function typedPool(pool: pg.Pool): PostgresPool {
       const client = await pool.connect();
       let wrapper = wrappers.get(client);
       if (wrapper === undefined) {
-        // Whether this connection's session runs with plan_cache_mode = force_generic_plan.
+        // Whether this connection's session runs with plan_cache_mode = force_generic_plan,
+        // and with the planner steered (see PREPARED_STEERED).
         let generic = false;
+        let steering = false;
         wrapper = {
           query: (async (text: string, values: readonly unknown[]) => {
-            const prepared = text.startsWith(PREPARED);
+            const steered = text.startsWith(PREPARED_STEERED);
+            const prepared = steered || text.startsWith(PREPARED);
+            const settings: string[] = [];
             // Prepared statements are planned once (generic plan): left on `auto`, the server
             // re-plans a search each call (its custom plans look cheaper than the generic one,
             // which is the same plan). Other statements with parameters keep custom plans
             // (e.g. LIKE prefixes need the value); parameterless ones are unaffected.
             if (prepared !== generic && (prepared || values.length > 0)) {
-              await client.query(
-                prepared ? "SET plan_cache_mode = force_generic_plan" : "RESET plan_cache_mode",
-              );
+              settings.push(prepared ? "SET plan_cache_mode = force_generic_plan" : "RESET plan_cache_mode");
               generic = prepared;
             }
+            // Steering holds for the steered statements only (any other is planned as usual).
+            if (steered !== steering) {
+              settings.push(steered ? STEER : UNSTEER);
+              steering = steered;
+            }
+            // One round trip, and only when the connection changes kind.
+            if (settings.length > 0) await client.query(settings.join("; "));
             return client.query({
               text,
               values: values as unknown[],
@@ -100,7 +119,16 @@ function typedPool(pool: pg.Pool): PostgresPool {
               ...(prepared ? { name: preparedName(text) } : {}),
             });
           }) as unknown as PostgresPoolClient["query"],
-          release: (destroy?: boolean) => client.release(destroy),
+          release: (destroy?: boolean) => {
+            // A pool of the caller's gets its connections back as it lent them: the reset is
+            // queued on the connection ahead of whatever the caller sends next.
+            if (shared && (generic || steering)) {
+              client.query(`RESET plan_cache_mode; ${UNSTEER}`).catch(() => {});
+              generic = false;
+              steering = false;
+            }
+            client.release(destroy);
+          },
         };
         wrappers.set(client, wrapper);
       }
@@ -111,9 +139,15 @@ function typedPool(pool: pg.Pool): PostgresPool {
   };
 }
 
-/** Kysely on `pool` through its PostgreSQL dialect. */
-export function createPgDb(pool: pg.Pool): PgDb {
-  return new Kysely<PgDatabase>({ dialect: new PostgresDialect({ pool: typedPool(pool) }) });
+/**
+ * Kysely on `pool` through its PostgreSQL dialect. `shared`: the pool is the caller's, so a
+ * connection goes back with the session settings the store changed (plan cache mode, steering)
+ * reset.
+ */
+export function createPgDb(pool: pg.Pool, o: { shared?: boolean } = {}): PgDb {
+  return new Kysely<PgDatabase>({
+    dialect: new PostgresDialect({ pool: typedPool(pool, o.shared === true) }),
+  });
 }
 
 /** `= ANY($1::text[])`'s right side: one array parameter, however many values. */

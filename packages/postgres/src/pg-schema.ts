@@ -1,5 +1,7 @@
 import { sql } from "kysely";
+import { v06SplitWordIndex } from "./migrations/v06-split-word-index.js";
 import type { PgDb } from "./pg-database.js";
+import { createExtensions, ensureRum } from "./pg-extensions.js";
 
 /** pg_trgm's index of the searched text (substring terms of three characters or more). */
 const TRGM_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
@@ -25,14 +27,22 @@ export function migrationStatements(step: PgMigration, features: PgServerFeature
   return typeof step.sql === "function" ? step.sql(features) : step.sql;
 }
 
+/** The GIN layout's word index (no RUM on the server): the matches selected, then sorted. */
+const GIN_WORD_INDEX_SQL =
+  "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector)";
+
 /**
- * The search indexes of the current schema, by features: with RUM the word vector is indexed
- * with positions (`ORDER BY search_vector <=> query` reads the top hits off the index); without
- * RUM, a GIN index that selects the matches, which are then sorted. The gram vector's index and
- * `idx_message_grams` are the same on both.
+ * The search indexes of the current schema but the split word index (with RUM: its ranges'
+ * indexes are made from its registry, see `search/word-ranges.ts`): without RUM the GIN word
+ * index; the gram vector's index, pg_trgm's and `idx_message_grams` on both.
  */
 export function searchIndexStatements(features: PgServerFeatures): string[] {
-  return [...wordAndGramIndexes(features), TRGM_INDEX_SQL, MESSAGE_GRAMS_INDEX_SQL];
+  return [
+    ...(features.rum ? [] : [GIN_WORD_INDEX_SQL]),
+    GRAM_INDEX_SQL,
+    TRGM_INDEX_SQL,
+    MESSAGE_GRAMS_INDEX_SQL,
+  ];
 }
 
 /**
@@ -110,13 +120,11 @@ export const GRAMS_PRESENT = "search_grams <> ''::tsvector";
 const GRAM_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_messages_search_grams ON messages USING gin (search_grams)
   WHERE ${GRAMS_PRESENT}`;
 
-function wordAndGramIndexes(features: PgServerFeatures): string[] {
-  return [
-    features.rum
-      ? "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING rum (search_vector public.rum_tsvector_ops)"
-      : "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector)",
-    GRAM_INDEX_SQL,
-  ];
+/** v3's word index, as v3 made it (v6 splits it where RUM is installed). */
+function v3WordIndex(features: PgServerFeatures): string {
+  return features.rum
+    ? "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING rum (search_vector public.rum_tsvector_ops)"
+    : GIN_WORD_INDEX_SQL;
 }
 
 /**
@@ -238,7 +246,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       "DROP FUNCTION IF EXISTS hermes_phrase_freq(tsvector, text[], boolean)",
       // v2's GIN word index is replaced when RUM is there (same name, the other method).
       ...(features.rum ? ["DROP INDEX IF EXISTS idx_messages_search_vector"] : []),
-      wordAndGramIndexes(features)[0]!,
+      v3WordIndex(features),
       // v3's gram index, as v3 made it (v4 replaces it).
       features.rum
         ? `CREATE INDEX IF NOT EXISTS idx_messages_search_grams ON messages
@@ -267,6 +275,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     // (portable/session-page-by-bounds.ts) instead of ordering every chain.
     sql: ["CREATE INDEX IF NOT EXISTS idx_messages_timestamp ON messages (timestamp)"],
   },
+  v06SplitWordIndex,
 ];
 
 /** The newest schema version this package writes. */
@@ -292,7 +301,7 @@ export interface PgMigrationReport {
 export async function migratePg(db: PgDb): Promise<PgMigrationReport> {
   return db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessions:' || current_schema()))`.execute(trx);
-    await ensureTrigram(trx);
+    await createExtensions(trx);
     const features = { rum: await ensureRum(trx) };
     await trx.schema
       .createTable("schema_version")
@@ -359,60 +368,3 @@ export const RUM_MISSING =
   "the RUM extension is not installed in this database: ranked and CJK search sort every match " +
   "(GIN) instead of reading the top hits off a RUM index; install the server package (e.g. " +
   "Debian's postgresql-15-rum), run CREATE EXTENSION rum as a superuser, then rebuild the search index";
-
-/** Whether `name` is installed in the current database. */
-async function extensionInstalled(db: PgDb, name: string): Promise<boolean> {
-  const { rows } = await sql<{
-    n: number;
-  }>`SELECT count(*) AS n FROM pg_extension WHERE extname = ${name}`.execute(db);
-  return Number(rows[0]?.n ?? 0) > 0;
-}
-
-/**
- * Takes, until the transaction ends, the database-wide lock under which extensions are created.
- * Stores of other schemas may be migrating the same database at once, and the extension is the
- * database's: a second `CREATE EXTENSION` racing the first fails on `pg_extension`'s unique key
- * even with `IF NOT EXISTS`. Always taken after the schema's own lock (one order: no deadlock).
- */
-async function lockExtensions(db: PgDb): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessions:create-extension'))`.execute(db);
-}
-
-/** Creates pg_trgm when missing (a trusted extension: a database owner may). */
-async function ensureTrigram(db: PgDb): Promise<void> {
-  if (await extensionInstalled(db, "pg_trgm")) return;
-  await lockExtensions(db);
-  await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`.execute(db);
-}
-
-/**
- * Whether RUM is usable: installed in the database, or installable now (a superuser's
- * connection; the extension is not trusted). A failed `CREATE EXTENSION` is rolled back to a
- * savepoint, never an error: search then runs on GIN.
- */
-export async function ensureRum(db: PgDb): Promise<boolean> {
-  if (await extensionInstalled(db, "rum")) return true;
-  const { rows } = await sql<{
-    n: number;
-  }>`SELECT count(*) AS n FROM pg_available_extensions WHERE name = 'rum'`.execute(db);
-  if (Number(rows[0]?.n ?? 0) === 0) return false;
-  await lockExtensions(db);
-  if (await extensionInstalled(db, "rum")) return true;
-  await sql`SAVEPOINT hermes_rum`.execute(db);
-  try {
-    await sql`CREATE EXTENSION IF NOT EXISTS rum SCHEMA public`.execute(db);
-    await sql`RELEASE SAVEPOINT hermes_rum`.execute(db);
-    return true;
-  } catch {
-    await sql`ROLLBACK TO SAVEPOINT hermes_rum`.execute(db);
-    return false;
-  }
-}
-
-/** Whether the store's word index is a RUM index (else GIN: ranking sorts the matches). */
-export async function usesRum(db: PgDb): Promise<boolean> {
-  const { rows } = await sql<{ amname: string }>`SELECT a.amname FROM pg_class c
-      JOIN pg_am a ON a.oid = c.relam JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE c.relname = 'idx_messages_search_vector' AND n.nspname = current_schema()`.execute(db);
-  return rows[0]?.amname === "rum";
-}

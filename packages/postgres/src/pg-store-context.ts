@@ -1,5 +1,6 @@
 import type { PgDb } from "./pg-database.js";
 import type { GroupResult } from "./pg-writer.js";
+import type { WordIndex } from "./search/word-index.js";
 
 /**
  * What every operation module receives from `PostgresSessionStore`: the database, the clock and
@@ -27,6 +28,9 @@ export interface PgStoreContext {
   ): Promise<R>;
   /** A long-lived iterable whose failure after `close()` becomes `STORE_CLOSED`. */
   guard<T>(source: AsyncIterable<T>): AsyncIterable<T>;
-  /** Which index method serves search (RUM: top hits off the index; GIN: matches sorted). */
-  readonly searchIndex: { rum: boolean };
+  /**
+   * The word index: which layout serves ranked search (RUM sealed ranges and a GIN open range,
+   * or one GIN index), its ranges, and the seals this store runs.
+   */
+  readonly searchIndex: WordIndex;
 }

@@ -4,6 +4,8 @@ import type { PgDb } from "./pg-database.js";
 import { mapPgError } from "./pg-errors.js";
 import type { PgStoreContext } from "./pg-store-context.js";
 import { PgWriter } from "./pg-writer.js";
+import { WordIndex, type WordIndexOptions } from "./search/word-index.js";
+import type { WordRange } from "./search/word-ranges.js";
 
 /** What {@link PgStoreRuntime} is made of (given by `openPostgresSessionStore`). */
 export interface PgStoreRuntimeParts {
@@ -16,8 +18,11 @@ export interface PgStoreRuntimeParts {
   /** The schema that holds the tables (named in the read-only refusal). */
   readonly schema: string;
   readonly clock: () => number;
-  readonly rum: boolean;
+  /** The word index's ranges as the store found them at open (empty on the GIN layout). */
+  readonly ranges: readonly WordRange[];
   readonly readOnly: boolean;
+  /** Seal and refresh settings of the split word index. */
+  readonly wordIndex?: WordIndexOptions;
 }
 
 /**
@@ -49,7 +54,7 @@ export class PgStoreRuntime {
         return this.#writer.group(kind, item, fn);
       },
       guard: (source) => this.#guard(source),
-      searchIndex: { rum: parts.rum },
+      searchIndex: new WordIndex(parts.db, parts.ranges, parts.wordIndex),
     };
   }
 
@@ -131,6 +136,8 @@ export class PgStoreRuntime {
     this.#closing ??= (async () => {
       this.#closed = true;
       await this.#writer.whenIdle();
+      // A seal under way is cancelled (what it built is dropped by the next one).
+      await this.ctx.searchIndex.close();
       await Promise.allSettled([...this.#reads]);
       if (this.#parts.ownsPool) await this.#parts.pool.end();
     })();

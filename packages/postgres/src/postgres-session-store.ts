@@ -44,12 +44,14 @@ import * as listing from "./operations/listing.js";
 import * as messages from "./operations/messages.js";
 import * as retention from "./operations/retention.js";
 import * as search from "./operations/search.js";
+import * as maintenance from "./operations/search-index-maintenance.js";
 import * as sessions from "./operations/sessions.js";
 import * as titles from "./operations/titles.js";
 import type { PgMigrationReport } from "./pg-schema.js";
 import type { PgStoreContext } from "./pg-store-context.js";
 import { PgStoreRuntime, type PgStoreRuntimeParts } from "./pg-store-runtime.js";
 import * as portable from "./portable/store-methods.js";
+import type { SealReport, SealStep } from "./search/seal-word-ranges.js";
 
 /**
  * The session store on PostgreSQL: `SessionStore` of `@hermes/core`, with the same rows, values
@@ -94,7 +96,8 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /**
-   * The index method behind search: `rum` reads the top hits off the index; `gin` (RUM not
+   * The index method behind ranked search: `rum` reads the top hits of each sealed range off
+   * its RUM index (the newest messages, the open range, off a GIN index); `gin` (RUM not
    * installed on the server) selects every match and sorts it (see `RUM_MISSING`).
    */
   get searchMethod(): "rum" | "gin" {
@@ -228,22 +231,40 @@ export class PostgresSessionStore implements SessionStore {
   }
   /** State of the search index: rows whose `search_vector` is missing count as damage. */
   async verifySearchIndex(): Promise<SearchIndexReport> {
-    return search.verifySearchIndex(this.#ctx);
+    return maintenance.verifySearchIndex(this.#ctx);
   }
   /** Recomputes every message's search vector, in transactions of 1,000 messages. */
   async rebuildSearchIndex(o?: { onProgress?: (progress: SearchIndexProgress) => void }): Promise<void> {
-    return search.rebuildSearchIndex(this.#ctx, o);
+    return maintenance.rebuildSearchIndex(this.#ctx, o);
+  }
+  /**
+   * Seals the word index's open range now (PostgreSQL with RUM only; stores do it on their own
+   * every `wordIndex.sealEvery` appends): its messages move into a sealed range with a RUM
+   * index built concurrently (appends and searches go on), merged with the newest sealed
+   * ranges while they are no larger. `force: false` seals only past the mark; `onStep` is
+   * awaited after each step. `outcome` is `busy` when another store is sealing, `gin` on the
+   * GIN layout.
+   *
+   * @example
+   * const { outcome, range } = await store.sealSearchIndex(); // "sealed", { lo: 0, hi: 20000 }
+   */
+  async sealSearchIndex(o?: {
+    force?: boolean;
+    onStep?: (step: SealStep) => void | Promise<void>;
+  }): Promise<SealReport> {
+    if (this.#runtime.readOnly) throw this.#runtime.refusal();
+    return maintenance.sealSearchIndex(this.#ctx, o);
   }
   /**
    * Bulk loads (PostgreSQL only): on an empty store drops the search indexes and returns
    * `true`, so that a large import writes no index per row; then {@link buildSearchIndexes}.
    */
   async deferSearchIndexes(): Promise<boolean> {
-    return search.deferSearchIndexes(this.#ctx);
+    return maintenance.deferSearchIndexes(this.#ctx);
   }
   /** Creates missing search indexes (after {@link deferSearchIndexes}) and analyzes. */
   async buildSearchIndexes(): Promise<void> {
-    return search.buildSearchIndexes(this.#ctx);
+    return maintenance.buildSearchIndexes(this.#ctx);
   }
 
   // Export, retention, metadata -----------------------------------------------------------

@@ -1,33 +1,6 @@
-import { randomBytes } from "node:crypto";
-import { describeSessionStoreConformance } from "@hermes/conformance";
-import { openPostgresSessionStore } from "@hermes/postgres";
-import { inject } from "vitest";
+import { describePostgresConformance } from "./helpers/conformance-target.js";
 
 // The SessionStore contract (@hermes/conformance), unchanged, against a real PostgreSQL server
 // (one fresh schema per store). `vacuum` runs PostgreSQL's VACUUM (ANALYZE): the suite's
 // expectations (rows kept, writes continue) hold for it as they do for SQLite's.
-const url = inject("pgConnectionString");
-if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);
-
-/** The schema of each store the kit opened, for a read-only store on the same data. */
-const schemas = new WeakMap<object, string>();
-
-describeSessionStoreConformance({
-  name: "postgres",
-  async open(options) {
-    const schema = `t_${randomBytes(6).toString("hex")}`;
-    const store = await openPostgresSessionStore({
-      connectionString: url,
-      schema,
-      maxConnections: 4,
-      ...options,
-    });
-    schemas.set(store, schema);
-    return store;
-  },
-  async openReadOnly(store) {
-    const schema = schemas.get(store);
-    if (schema === undefined) throw new Error("openReadOnly: not a store this target opened");
-    return openPostgresSessionStore({ connectionString: url, schema, maxConnections: 2, readOnly: true });
-  },
-});
+describePostgresConformance("postgres");

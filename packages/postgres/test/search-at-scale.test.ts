@@ -11,6 +11,7 @@ import { comparableSearch } from "@hermes/postgres/testing";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { migrationStatements } from "../dist/pg-schema.js";
+import { expectWholeLayout } from "./helpers/word-index.js";
 
 const url = inject("pgConnectionString");
 if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable")}`);
@@ -78,11 +79,12 @@ describe("schema v3: existing databases upgrade", () => {
       }
       const store = await openPostgresSessionStore({ connectionString: url, schema });
       opened.push(store);
-      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 5, newerVersion: false });
-      expect(store.migration.applied).toHaveLength(3);
+      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 6, newerVersion: false });
+      expect(store.migration.applied).toHaveLength(4);
       expect(store.migration.applied[0]).toMatch(/^v3: /);
       expect(store.migration.applied[1]).toMatch(/^v4: /);
       expect(store.migration.applied[2]).toMatch(/^v5: /);
+      expect(store.migration.applied[3]).toMatch(/^v6: /);
       expect((await store.searchMessages("桂林")).map((h) => h.id)).toHaveLength(2);
       expect((await store.searchMessages("龙")).map((h) => h.id)).toEqual([6]);
       expect((await store.searchMessages("数据库")).map((h) => h.id)).toEqual([5]);
@@ -98,11 +100,15 @@ describe("schema v3: existing databases upgrade", () => {
       );
       expect(columns.rows.map((r) => r.column_name)).toEqual(["search_grams", "search_vector"]);
       // v4: the gram index is GIN on every server (newest-first pages come off message_grams).
+      // v6: the word index split, its seven rows in one sealed range (RUM), an empty open one (GIN).
       expect(await indexMethods(c, schema)).toEqual({
         idx_messages_search_grams: "gin",
         idx_messages_search_trgm: "gin",
-        idx_messages_search_vector: "rum",
       });
+      expect((await expectWholeLayout(c)).map((r) => [r.lo, r.hi])).toEqual([
+        [0, 7],
+        [7, null],
+      ]);
       expect((await store.verifySearchIndex()).ok).toBe(true);
     } finally {
       await c.end();
@@ -139,10 +145,11 @@ describe("schema v4: the short-CJK gram table", () => {
       expect((await c.query("SELECT to_regclass('message_grams') AS t")).rows[0].t).toBeNull();
       const store = await openPostgresSessionStore({ connectionString: url, schema });
       opened.push(store);
-      expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 5, newerVersion: false });
+      expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 6, newerVersion: false });
       expect(store.migration.applied).toEqual([
         expect.stringMatching(/^v4: /),
         expect.stringMatching(/^v5: /),
+        expect.stringMatching(/^v6: /),
       ]);
       expect(await gramTableDrift(c)).toEqual({ missing: 0, extra: 0 });
       // v3's gram index (RUM where installed) is rebuilt as GIN over messages holding CJK only.
@@ -251,6 +258,9 @@ describe("without RUM on the server", () => {
     const gin = await openPostgresSessionStore({ connectionString: roleUrl, clock: ticking() });
     opened.push(gin);
     expect(gin.migration.warnings).toEqual([RUM_MISSING]);
+    // One GIN index, nothing to seal (never an error).
+    expect(gin.searchMethod).toBe("gin");
+    expect(await gin.sealSearchIndex()).toEqual({ outcome: "gin", merged: 0 });
     const rum = await openPostgresSessionStore({
       connectionString: url,
       schema: fresh("rum"),
@@ -375,12 +385,53 @@ function planNodes(node: Record<string, unknown>): Array<Record<string, unknown>
   return [node, ...children.flatMap(planNodes)];
 }
 
+/** Every node of a plan with the nodes above it (nearest last). */
+function withAncestors(
+  node: Record<string, unknown>,
+  above: Array<Record<string, unknown>> = [],
+): Array<{ node: Record<string, unknown>; above: Array<Record<string, unknown>> }> {
+  const children = (node.Plans as Array<Record<string, unknown>> | undefined) ?? [];
+  return [{ node, above }, ...children.flatMap((c) => withAncestors(c, [...above, node]))];
+}
+
+/**
+ * A ranked statement on the split word index: each sealed range read by an ordered scan of its
+ * RUM index under a Limit with no Sort between, the open range through a bitmap of its GIN
+ * index, and no sequential scan of `messages` anywhere.
+ */
+function expectSplitPlan(
+  plan: Record<string, unknown>,
+  ranges: ReadonlyArray<{ hi: number | null; index_name: string }>,
+): void {
+  const nodes = withAncestors(plan);
+  expect(ranges.length).toBe(3);
+  for (const range of ranges) {
+    const uses = nodes.filter((n) => n.node["Index Name"] === range.index_name);
+    if (range.hi === null) {
+      expect(uses.map((u) => u.node["Node Type"])).toEqual(["Bitmap Index Scan"]);
+      continue;
+    }
+    expect(uses.map((u) => [u.node["Node Type"], u.node["Order By"] !== undefined])).toEqual([
+      ["Index Scan", true],
+    ]);
+    const above = uses[0]!.above;
+    const limit = above.map((n) => n["Node Type"]).lastIndexOf("Limit");
+    expect(limit).toBeGreaterThanOrEqual(0);
+    expect(above.slice(limit).some((n) => /Sort/.test(String(n["Node Type"])))).toBe(false);
+  }
+  expect(
+    nodes.filter((n) => n.node["Node Type"] === "Seq Scan" && n.node["Relation Name"] === "messages"),
+  ).toEqual([]);
+}
+
 describe("query plans of the bench's search mix (40,000 messages, analyzed)", () => {
   const schema = fresh("plans");
   let pool: pg.Pool;
   let store: PostgresSessionStore;
   /** The queries the store sends while `capturing` is set. */
   let captured: Array<{ text: string; values: unknown[] }> | null = null;
+  /** The word index's ranges after the set-up's seals. */
+  let ranges: Array<{ lo: number; hi: number | null; index_name: string }> = [];
 
   beforeAll(async () => {
     const setup = await openPostgresSessionStore({ connectionString: url, schema });
@@ -418,6 +469,40 @@ describe("query plans of the bench's search mix (40,000 messages, analyzed)", ()
       await c.end();
     }
     pool = new pg.Pool({ connectionString: url, options: `-c search_path="${schema}",public`, max: 2 });
+    // The word index as a store that appended these rows has it: two sealed ranges (RUM), and
+    // the newest rows in the open range (GIN).
+    const sealing = await openPostgresSessionStore({
+      connectionString: url,
+      schema,
+      wordIndex: { dropDelayMs: 0 },
+    });
+    try {
+      const more = (n: number, from: number) =>
+        sealing.appendMessages(
+          Array.from({ length: n }, (_, i) => ({
+            sessionId: `s${i % 400}`,
+            role: "user",
+            content: texts[(from + i) % 400]!,
+          })),
+        );
+      await sealing.sealSearchIndex();
+      await more(800, 0);
+      await sealing.sealSearchIndex();
+      await more(800, 800);
+    } finally {
+      await sealing.close();
+    }
+    const analyze = await client(schema);
+    try {
+      await analyze.query("ANALYZE sessions, messages");
+      ranges = (
+        await analyze.query(
+          "SELECT lo::float8 AS lo, hi::float8 AS hi, index_name FROM search_word_ranges ORDER BY lo",
+        )
+      ).rows;
+    } finally {
+      await analyze.end();
+    }
     pool.on("connect", (conn) => {
       const query = conn.query.bind(conn) as (...args: unknown[]) => unknown;
       (conn as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
@@ -471,6 +556,9 @@ describe("query plans of the bench's search mix (40,000 messages, analyzed)", ()
       for (const q of replayed.filter((x) => /^\s*SELECT set_config/i.test(x.text)))
         await c.query(q.text, q.values);
       for (const q of sent) {
+        // A steered statement runs with sequential scans, sorts and JIT off (pg-database.ts).
+        if (q.text.startsWith("/* hermes:prepared:steered */"))
+          await c.query("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off; SET LOCAL jit = off");
         const plan = (await c.query(`EXPLAIN (FORMAT JSON) ${q.text}`, q.values)).rows[0]["QUERY PLAN"][0]
           .Plan;
         const nodes = planNodes(plan);
@@ -487,8 +575,19 @@ describe("query plans of the bench's search mix (40,000 messages, analyzed)", ()
         ordered += nodes.filter(
           (n) =>
             n["Order By"] !== undefined &&
-            /^idx_messages_search_(vector|grams)$/.test(String(n["Index Name"])),
+            /^idx_messages_(search_(vector|grams)|words_\d+_\d+)$/.test(String(n["Index Name"])),
         ).length;
+        if (q.text.includes("<=>")) {
+          expectSplitPlan(plan, ranges);
+          // And the generic plan, the one the store runs (a prepared statement, planned once).
+          await c.query("SET LOCAL plan_cache_mode = force_generic_plan");
+          await c.query(`PREPARE hermes_split AS ${q.text}`);
+          const args = q.values.map((v) => (typeof v === "number" ? String(v) : c.escapeLiteral(String(v))));
+          const generic = (await c.query(`EXPLAIN (FORMAT JSON) EXECUTE hermes_split(${args.join(", ")})`))
+            .rows[0]["QUERY PLAN"][0].Plan;
+          expectSplitPlan(generic, ranges);
+          await c.query("DEALLOCATE hermes_split");
+        }
         // (the page's Limit over that scan with no sort between them).
         for (const limit of nodes.filter((n) => n["Node Type"] === "Limit")) {
           const below = planNodes(limit);

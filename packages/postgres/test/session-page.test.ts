@@ -183,7 +183,7 @@ describe("sessions page from the newest activity (PostgreSQL)", () => {
     }
   });
 
-  it("a v4 schema upgrades to v5 (the timestamp index) in place and lists as before", async () => {
+  it("a v4 schema upgrades to v5 (the timestamp index, then v6) in place and lists as before", async () => {
     const schema = freshSchema();
     const { c, end } = await connect(schema);
     try {
@@ -205,8 +205,11 @@ describe("sessions page from the newest activity (PostgreSQL)", () => {
         ).rows.length;
       expect(await indexes()).toBe(0);
       const store = await openStore({ schema });
-      expect(store.migration).toMatchObject({ fromVersion: 4, toVersion: 5, newerVersion: false });
-      expect(store.migration.applied).toEqual([expect.stringMatching(/^v5: sessions page/)]);
+      expect(store.migration).toMatchObject({ fromVersion: 4, toVersion: 6, newerVersion: false });
+      expect(store.migration.applied).toEqual([
+        expect.stringMatching(/^v5: sessions page/),
+        expect.stringMatching(/^v6: /),
+      ]);
       expect(await indexes()).toBe(1);
       expect(await allPages(store, { limit: 20 })).toEqual(
         await allPages(store, { limit: 500, sources: SOURCES }),

@@ -11,7 +11,7 @@ import { LongStepProgress } from "./long-step-progress.js";
 const BATCH = 5000;
 
 /** Bump when the loader's output changes, so stale cached clusters are not reused. */
-const LOADER_VERSION = 3;
+const LOADER_VERSION = 4;
 
 /** A running PostgreSQL server holding a data set, and how it got there. */
 export interface PgDataset {
@@ -161,16 +161,22 @@ async function load(
     phases[phase] = Math.round(now - t);
     t = now;
   };
-  // The store creates the schema (tables, search columns, indexes) as in production.
-  await (await openPostgresSessionStore({ connectionString })).close();
+  // The store creates the schema (tables, search columns, indexes) as in production, and drops
+  // its search indexes for the load as migrate-to-postgres does (built again by the store).
+  const setup = await openPostgresSessionStore({ connectionString });
+  try {
+    if (!(await setup.deferSearchIndexes())) throw new Error("the bench's PostgreSQL schema is not empty");
+  } finally {
+    await setup.close();
+  }
   const sqlite = new Database(data.path, { readonly: true });
   const client = new pg.Client({ connectionString });
   await client.connect();
   try {
     // Not durable per batch (the load is redone whole if interrupted).
     await client.query("SET synchronous_commit = off");
-    // The indexes the store made on messages and its gram table (RUM or GIN, as the server
-    // allows), rebuilt after the rows from their own definitions.
+    // The other indexes the store made on messages and its gram table, rebuilt after the rows
+    // from their own definitions.
     const indexes = (
       await client.query<{ indexname: string; indexdef: string }>(
         "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename IN ('messages', 'message_grams') AND indexname <> 'messages_pkey'",
@@ -238,9 +244,17 @@ async function load(
     );
     lap("messages");
 
-    log(`building ${indexes.length} message indexes`);
+    log(`building ${indexes.length} message indexes, then the search indexes`);
     await client.query("SET max_parallel_maintenance_workers = 2");
     for (const index of indexes) await client.query(index.indexdef);
+    // The search indexes as the store lays them out after a bulk load (with RUM: one sealed
+    // range of every message and an empty open range).
+    const store = await openPostgresSessionStore({ connectionString });
+    try {
+      await store.buildSearchIndexes();
+    } finally {
+      await store.close();
+    }
     lap("indexes");
     await client.query("VACUUM (ANALYZE) sessions, messages, message_grams, state_meta");
     lap("analyze");

@@ -46,6 +46,11 @@ process.once("message", async (request: PostgresWorkerRequest) => {
           connectionString: request.target,
           schema: request.schema,
           maxConnections: 4,
+          // HERMES_BENCH_SEAL_EVERY: seal the word index more often than the default 20,000
+          // appends (the append phase writes 18,000 rows), to measure appends with seals.
+          ...(process.env.HERMES_BENCH_SEAL_EVERY
+            ? { wordIndex: { sealEvery: Number(process.env.HERMES_BENCH_SEAL_EVERY) } }
+            : {}),
         })
       : await openSessionStore({ path: request.target });
   const messages =
@@ -78,9 +83,14 @@ process.once("message", async (request: PostgresWorkerRequest) => {
       );
     }
   } else {
+    // HERMES_BENCH_SEARCH_EVERY_MS: one search per period at most (the same offered search load
+    // on both stores), instead of back to back.
+    const every = Number(process.env.HERMES_BENCH_SEARCH_EVERY_MS ?? 0);
     for (let i = 0; !stop; i++) {
+      const due = performance.now() + every;
       await record(() => store.searchMessages(request.queries[i % request.queries.length]!, { limit: 20 }));
-      await new Promise((r) => setImmediate(r));
+      const wait = due - performance.now();
+      await new Promise((r) => (wait > 0 ? setTimeout(r, wait) : setImmediate(r)));
     }
   }
   const endedAt = now();

@@ -242,7 +242,7 @@ async function postgresChecks(url: string, repairIt: boolean): Promise<DoctorChe
         name: "search index method",
         status: rum ? "ok" : "warn",
         detail: rum
-          ? "RUM: ranked and CJK searches read their top hits off the index"
+          ? "RUM: ranked searches read the top hits of each sealed id range off its RUM index (the newest messages off a GIN index, sealed every 20,000 or so)"
           : `GIN: ${RUM_MISSING}`,
       });
     }

@@ -111,10 +111,13 @@ const notFound = (sessionId: string) =>
 export async function appendMessage(ctx: PgStoreContext, m: AppendMessageInput): Promise<number> {
   const prepared = messageRowFor(m);
   ctx.check();
-  return ctx.group("appendMessage", prepared, async (db, items): Promise<GroupResult<number>[]> => {
+  const id = await ctx.group("appendMessage", prepared, async (db, items): Promise<GroupResult<number>[]> => {
     const { ids } = await insertMessages(db, items, ctx.now, false);
     return ids.map((id, i) => (id === null ? { error: notFound(items[i]!.row.session_id) } : { ok: id }));
   });
+  // Off the append path: starts a seal of the word index's open range past its mark.
+  ctx.searchIndex.noteAppended(id);
+  return id;
 }
 
 /** Appends several messages all or none, in one statement; returns their ids in order. */
@@ -133,7 +136,7 @@ export async function appendMessages(
   }
   const prepared = batch.map((m) => messageRowFor(m));
   if (prepared.length === 0) return [];
-  return ctx.write(
+  const ids = await ctx.write(
     async (db) => {
       const { ids, missing } = await insertMessages(db, prepared, ctx.now, true);
       const first = prepared.find((p) => missing.has(p.row.session_id));
@@ -142,6 +145,8 @@ export async function appendMessages(
     },
     { transaction: false },
   );
+  ctx.searchIndex.noteAppended(ids[ids.length - 1]!);
+  return ids;
 }
 
 /** A session's messages in conversation order, every stored column but the search ones. */

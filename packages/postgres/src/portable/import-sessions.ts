@@ -14,6 +14,7 @@ import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { searchColumns } from "../search/pg-search-text.js";
+import { sealedFloor } from "../search/word-ranges.js";
 
 const SESSION_NAMES = SESSION_COLUMNS.map((c) => c.name);
 const MESSAGE_NAMES = MESSAGE_COLUMNS.map((c) => c.name).filter((n) => n !== "id");
@@ -44,15 +45,27 @@ async function sameContent(db: PgDb, stored: Record<string, unknown>, s: Portabl
 }
 
 /**
+ * What an import unit knows of the word index's sealed ranges: ids at or below `floor` are in
+ * one (see `sealedFloor`), and `exclusive()` takes the lock that writing there needs.
+ */
+interface SealedRanges {
+  readonly floor: number;
+  exclusive(): Promise<void>;
+}
+
+/**
  * Inserts messages keeping their ids where free; other ids (taken, or absent) are renumbered
- * above both the table's and the source's largest id, as the SQLite store does. The id
- * sequence is moved past every id written, so later appends never collide.
+ * above both the table's and the source's largest id, as the SQLite store does. A kept id in
+ * a sealed range is an insert into its RUM index, which must never run beside a scan of it
+ * (postgrespro/rum#144): the unit then holds `messages` exclusively (reads wait for it). The
+ * id sequence is moved past every id written (never back), so later appends never collide.
  */
 async function insertMessages(
   db: PgDb,
   sessionId: string,
   messages: readonly StoredMessageRow[],
   floor: number,
+  sealed: SealedRanges,
 ) {
   if (messages.length === 0) return;
   const wanted = messages.map((m) => m.id).filter((id): id is number => typeof id === "number");
@@ -81,6 +94,7 @@ async function insertMessages(
     if (id !== null) used.add(id);
     ids.push(id);
   }
+  if (ids.some((id) => id !== null && id <= sealed.floor)) await sealed.exclusive();
   const rows = messages as unknown as ReadonlyArray<Record<string, unknown>>;
   const search = messages.map((m) => searchColumns(m.content, m.tool_calls, m.tool_name));
   // One INSERT per session, whatever its size: the rows travel as one array per column.
@@ -99,8 +113,12 @@ async function insertMessages(
     SELECT COALESCE(u.id, nextval(pg_get_serial_sequence('messages', 'id'))), ${fromU},
       u.search_vector::tsvector, u.search_grams::tsvector
     FROM unnest(${sql.join(arrays)}) AS u(id, ${names}, search_vector, search_grams)`.execute(db);
+  // Never back: a seal's bound is the last id the sequence handed out, and appends must stay above it.
   await sql`SELECT setval(pg_get_serial_sequence('messages', 'id'),
-    GREATEST((SELECT COALESCE(MAX(id), 0) FROM messages), 1))`.execute(db);
+    GREATEST((SELECT COALESCE(MAX(id), 0) FROM messages),
+      COALESCE(pg_sequence_last_value(pg_get_serial_sequence('messages', 'id')::regclass), 0), 1))`.execute(
+    db,
+  );
 }
 
 async function writeSession(
@@ -108,6 +126,7 @@ async function writeSession(
   p: PendingImport,
   onConflict: "skip" | "replace",
   floor: number,
+  sealed: SealedRanges,
 ): Promise<ImportOutcome> {
   const { messages, ...row } = p.session;
   const values = p.detach ? { ...row, parent_session_id: null } : row;
@@ -118,7 +137,7 @@ async function writeSession(
     .executeTakeFirst()) as Record<string, unknown> | undefined;
   if (stored === undefined) {
     await db.insertInto("sessions").values(values).execute();
-    await insertMessages(db, values.id, messages, floor);
+    await insertMessages(db, values.id, messages, floor, sealed);
     return "imported";
   }
   if (await sameContent(db, stored, { ...values, messages })) return "unchanged";
@@ -126,7 +145,7 @@ async function writeSession(
   await db.deleteFrom("messages").where("session_id", "=", values.id).execute();
   const { id, ...rest } = values;
   await db.updateTable("sessions").set(rest).where("id", "=", id).execute();
-  await insertMessages(db, values.id, messages, floor);
+  await insertMessages(db, values.id, messages, floor, sealed);
   return "replaced";
 }
 
@@ -149,9 +168,18 @@ export async function importSessions(
       writeBatch: (batch, { onConflict, idFloor }) =>
         ctx.write(async (db) => {
           // Explicit message ids and the sequence move together: appenders wait for this unit.
+          // The lock also excludes a seal's concurrent index builds, so the bound read here holds.
           await sql`LOCK TABLE messages IN SHARE ROW EXCLUSIVE MODE`.execute(db);
+          let exclusive = false;
+          const sealed: SealedRanges = {
+            floor: await sealedFloor(db),
+            async exclusive() {
+              if (!exclusive) await sql`LOCK TABLE messages IN ACCESS EXCLUSIVE MODE`.execute(db);
+              exclusive = true;
+            },
+          };
           const out: ImportOutcome[] = [];
-          for (const p of batch) out.push(await writeSession(db, p, onConflict, idFloor));
+          for (const p of batch) out.push(await writeSession(db, p, onConflict, idFloor, sealed));
           return out;
         }),
     },

@@ -1,6 +1,6 @@
 import { firstCodePoints } from "@hermes/search";
 import { type Expression, type RawBuilder, sql } from "kysely";
-import { PREPARED } from "../pg-database.js";
+import { PREPARED, PREPARED_STEERED } from "../pg-database.js";
 
 /** A hit's neighbours as the page statement returns them (see {@link withContexts}). */
 export interface ContextColumns {
@@ -18,15 +18,17 @@ export interface ContextColumns {
  * of the same session by `(timestamp, id)`, contents cut to 200 characters on the server.
  * Rows keep the page's order (numbered as they leave it, sorted by that number). `prepared`:
  * a statement whose text does not depend on the query's terms (they are parameters), sent as a
- * named prepared statement (planned once per connection).
+ * named prepared statement (planned once per connection); `"steered"`: also with the planner
+ * steered to ordered index scans (see `PREPARED_STEERED`).
  */
 export function withContexts<Row>(
   page: Expression<Row>,
-  prepared: boolean,
+  prepared: boolean | "steered",
 ): RawBuilder<Row & ContextColumns> {
+  const marker = prepared === "steered" ? PREPARED_STEERED : prepared ? PREPARED : "";
   return sql<
     Row & ContextColumns
-  >`${sql.raw(prepared ? PREPARED : "")}SELECT h.*, p.role AS prole, left(p.content, 200) AS pcontent,
+  >`${sql.raw(marker)}SELECT h.*, p.role AS prole, left(p.content, 200) AS pcontent,
       n.role AS nrole, left(n.content, 200) AS ncontent
     FROM (SELECT page.*, row_number() OVER () AS hermes_ord FROM ${page} AS page) AS h
     LEFT JOIN LATERAL (SELECT c.role, c.content FROM messages c WHERE c.session_id = h.session_id

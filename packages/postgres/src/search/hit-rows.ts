@@ -1,0 +1,57 @@
+import { type RawBuilder, sql } from "kysely";
+import { anyText, type PgDb } from "../pg-database.js";
+
+/** The caller's filters of a search (checked by `searchArguments`). */
+export interface SearchFilters {
+  readonly sourceFilter: string[] | null;
+  readonly excludeSources: string[] | null;
+  readonly roleFilter: string[] | null;
+}
+
+/** The caller's filters on `m` and `s` as one condition (`true` without any). */
+export function filterCondition(f: SearchFilters): RawBuilder<boolean> {
+  const parts: RawBuilder<boolean>[] = [];
+  if (f.sourceFilter !== null) parts.push(sql<boolean>`s.source = ${anyText(f.sourceFilter)}`);
+  if (f.excludeSources !== null && f.excludeSources.length > 0)
+    parts.push(sql<boolean>`NOT (s.source = ${anyText(f.excludeSources)})`);
+  if (f.roleFilter !== null && f.roleFilter.length > 0)
+    parts.push(sql<boolean>`m.role = ${anyText(f.roleFilter)}`);
+  return parts.length === 0 ? sql<boolean>`true` : sql<boolean>`${sql.join(parts, sql` AND `)}`;
+}
+
+/** `messages m JOIN sessions s` with the search condition and the caller's filters. */
+export function matching(db: PgDb, where: RawBuilder<boolean>, f: SearchFilters) {
+  return db
+    .selectFrom("messages as m")
+    .innerJoin("sessions as s", "s.id", "m.session_id")
+    .where(where)
+    .where(filterCondition(f));
+}
+
+/** The columns of a hit (the snippet is made from content, tool calls and tool name). */
+export const HIT_COLUMNS = [
+  "m.id",
+  "m.session_id",
+  "m.role",
+  "m.content",
+  "m.tool_calls",
+  "m.timestamp",
+  "m.tool_name",
+  "s.source",
+  "s.model",
+  "s.started_at as session_started",
+] as const;
+
+/** A hit's row as {@link HIT_COLUMNS} select it. */
+export interface HitRow {
+  readonly id: number;
+  readonly session_id: string;
+  readonly role: string;
+  readonly content: string | null;
+  readonly tool_calls: string | null;
+  readonly timestamp: number;
+  readonly tool_name: string | null;
+  readonly source: string;
+  readonly model: string | null;
+  readonly session_started: number;
+}
