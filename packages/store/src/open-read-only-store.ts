@@ -77,6 +77,7 @@ export function openReadOnlyState(
     busyTimeoutMs: o.busyTimeoutMs ?? DEFAULT_READ_ONLY_BUSY_MS,
     snapshotMaxBytes: o.snapshotMaxBytes ?? DEFAULT_SNAPSHOT_MAX_BYTES,
     views: true,
+    ...(o.tempFiles === undefined ? {} : { tempFiles: o.tempFiles }),
   });
   // A file found newer only now (the caller asked for read-only, or could not write) refuses
   // writes as newer: that is the reason that would remain once the others are gone.
@@ -123,9 +124,10 @@ export function newerSchemaVersion(conn: DatabaseConnection): number | null {
 export function openReadOnlyParts(
   path: string,
   cause: ReadOnlyCause,
-  o: { busyTimeoutMs?: number; readOnlySnapshotMaxBytes?: number },
+  o: { busyTimeoutMs?: number; readOnlySnapshotMaxBytes?: number; tempFiles?: boolean },
 ): { state: ReadOnlyStoreState; writes: WriteQueue; report: MigrationReport } {
   const state = openReadOnlyState(path, cause, {
+    ...(o.tempFiles === undefined ? {} : { tempFiles: o.tempFiles }),
     ...(o.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: o.busyTimeoutMs }),
     ...(o.readOnlySnapshotMaxBytes === undefined ? {} : { snapshotMaxBytes: o.readOnlySnapshotMaxBytes }),
   });

@@ -390,7 +390,8 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
       writePath,
       writer: thread,
       spawnWriter: writer === "auto" ? spawn : undefined,
-      pool: readers === 0 ? undefined : new ReadPool(path, readers),
+      // The process writes files anyway: its readers' sorts may spill to temporary ones (faster).
+      pool: readers === 0 ? undefined : new ReadPool(path, readers, { tempFiles: true }),
       cjk: { path, pragmas, deadlineMs, fairWrites: settings.fairWrites, mode: cjkIndex },
     });
   } catch (error) {

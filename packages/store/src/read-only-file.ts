@@ -46,6 +46,12 @@ export interface ReadOnlyFileOptions {
   snapshotMaxBytes: number;
   /** Install the views of a newer layout (`file-views.ts`); `false` reads the file as it is. */
   views: boolean;
+  /**
+   * Let sorts use temporary files in the system's temp folder (SQLite's default) instead of
+   * memory: for the read workers of a writable store, whose process writes files anyway. A
+   * read-only store leaves it off, so that it creates no file anywhere.
+   */
+  tempFiles?: boolean;
 }
 
 const HEADER = Buffer.from("SQLite format 3\0", "latin1");
@@ -246,7 +252,7 @@ export class ReadOnlyFile {
     const opened = ReadOnlyFile.#choose(path, options, key);
     try {
       const profile = readFileProfile(opened.conn, opened.access === "snapshot" ? "wal" : undefined);
-      if (options.views) installFileViews(opened.conn, profile);
+      if (options.views) installFileViews(opened.conn, profile, options.tempFiles);
       return {
         ...opened,
         profile,
@@ -337,7 +343,7 @@ export class ReadOnlyFile {
     }
     const conn = connect(this.path, this.#options.busyTimeoutMs);
     try {
-      if (this.#options.views) installFileViews(conn, g.profile);
+      if (this.#options.views) installFileViews(conn, g.profile, this.#options.tempFiles);
     } catch (error) {
       conn.close();
       throw mapSqliteError(error, this.path);

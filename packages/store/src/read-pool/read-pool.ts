@@ -45,6 +45,7 @@ interface StreamHandle {
  */
 export class ReadPool {
   readonly #path: string;
+  readonly #tempFiles: boolean;
   readonly #max: number;
   readonly #slots: Slot[] = [];
   readonly #queue: Job[] = [];
@@ -54,8 +55,10 @@ export class ReadPool {
   #served = 0;
   #inThreadMs = 0;
 
-  constructor(path: string, readers: number) {
+  /** `tempFiles`: the workers' sorts may use temporary files (a writable store's pool; see `ReadOnlyFileOptions`). */
+  constructor(path: string, readers: number, o: { tempFiles?: boolean } = {}) {
     this.#path = path;
+    this.#tempFiles = o.tempFiles === true;
     this.#max = readers;
   }
 
@@ -244,7 +247,7 @@ export class ReadPool {
   }
 
   #spawn(): Slot {
-    const worker = startThread("read-worker", { path: this.#path });
+    const worker = startThread("read-worker", { path: this.#path, tempFiles: this.#tempFiles });
     let started!: () => void;
     const slot: Slot = {
       worker,

@@ -21,8 +21,8 @@ const BATCH_ITEMS = 64;
 const BATCH_ROWS = 1000;
 
 type Opened = ReturnType<typeof open>;
-function open(path: string) {
-  const { state, writes, report } = openReadOnlyParts(path, { kind: "requested" }, {});
+function open(path: string, tempFiles: boolean) {
+  const { state, writes, report } = openReadOnlyParts(path, { kind: "requested" }, { tempFiles });
   const clock = () => Date.now() / 1000;
   const version = String(state.file.conn.db.prepare("SELECT sqlite_version()").pluck().get());
   const store = new SessionStore({
@@ -38,7 +38,8 @@ function open(path: string) {
 
 let opened: Opened;
 try {
-  opened = open((workerData as { path: string }).path);
+  const data = workerData as { path: string; tempFiles: boolean };
+  opened = open(data.path, data.tempFiles);
   send({ type: "ready" });
 } catch (error) {
   send({ type: "failed", error: serializeError(error) });
