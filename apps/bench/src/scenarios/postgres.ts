@@ -17,6 +17,12 @@ import { SEARCH_QUERIES } from "./search.js";
 
 const APPS = 8;
 const SEARCHERS = 2;
+/**
+ * Each searcher starts a search every 50 ms at most (20/s, 40/s in all), the same offered load on
+ * both stores; HERMES_BENCH_SEARCH_EVERY_MS=0 runs them back to back, which measures how the two
+ * cores are shared more than the appends (the faster store's searchers then do more of the work).
+ */
+const SEARCH_EVERY_MS = Number(process.env.HERMES_BENCH_SEARCH_EVERY_MS ?? 50);
 
 interface AppsRun {
   appends: PostgresWorkerReport[];
@@ -71,6 +77,7 @@ async function runApps(side: Side, count: number, seed: number): Promise<AppsRun
       seed,
       worker,
       queries,
+      searchEveryMs: SEARCH_EVERY_MS,
     };
     child.send(request);
     return { child, ready, done };
@@ -245,7 +252,7 @@ export const postgresScenario: Scenario = {
         cases.push(await migrateToPostgresCase(cluster.connectionString, data.path, ctx.log));
       notes.push(
         "Here 'ours' is the PostgreSQL store and 'baseline' the SQLite store (@hermes/store), both through the same API, in the same run; ratio = PostgreSQL time / SQLite time.",
-        `Appends: ${APPS} processes × ${count}, one appendMessage per call, while ${SEARCHERS} processes loop over the search mix; ops/s are aggregate from the first start to the last end.`,
+        `Appends: ${APPS} processes × ${count}, one appendMessage per call, while ${SEARCHERS} processes loop over the search mix, each starting a search every ${SEARCH_EVERY_MS} ms at most (${SEARCH_EVERY_MS > 0 ? `${Math.round((SEARCHERS * 1000) / SEARCH_EVERY_MS)} searches/s offered to each store` : "back to back"}; the concurrent-searches row gives the rate each store achieved); ops/s are aggregate from the first start to the last end.`,
         external
           ? "Server: HERMES_PG_URL."
           : `Servers: appends on a throwaway local cluster, the search mix on a cluster kept under the data directory; both initdb defaults (fsync and synchronous_commit on) but max_connections=200 and ${Object.entries(
@@ -258,7 +265,13 @@ export const postgresScenario: Scenario = {
         cases,
         notes,
         chart: latencyChart("PostgreSQL store vs SQLite store (latency per operation)", cases, { log: true }),
-        parameters: { apps: APPS, searchers: SEARCHERS, appendsPerApp: count, dataset: mainDataset(ctx) },
+        parameters: {
+          apps: APPS,
+          searchers: SEARCHERS,
+          searchEveryMs: SEARCH_EVERY_MS,
+          appendsPerApp: count,
+          dataset: mainDataset(ctx),
+        },
       };
     } finally {
       cluster?.stop();

@@ -22,6 +22,8 @@ export interface PostgresWorkerRequest {
   seed: number;
   worker: number;
   queries: readonly string[];
+  /** A searcher starts a search every this many ms at most (0: back to back). */
+  searchEveryMs: number;
 }
 
 /** The worker's report. */
@@ -83,9 +85,8 @@ process.once("message", async (request: PostgresWorkerRequest) => {
       );
     }
   } else {
-    // HERMES_BENCH_SEARCH_EVERY_MS: one search per period at most (the same offered search load
-    // on both stores), instead of back to back.
-    const every = Number(process.env.HERMES_BENCH_SEARCH_EVERY_MS ?? 0);
+    // One search per period at most: the same offered search load on both stores.
+    const every = request.searchEveryMs;
     for (let i = 0; !stop; i++) {
       const due = performance.now() + every;
       await record(() => store.searchMessages(request.queries[i % request.queries.length]!, { limit: 20 }));
