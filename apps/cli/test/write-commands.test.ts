@@ -11,7 +11,6 @@ import { join } from "node:path";
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
-  CLI_MAIN,
   cliInPty,
   cliOn,
   copyOfSample,

@@ -14,7 +14,7 @@ const session = `crash-${tag}`;
 await store.ensureSession({ id: session, source: "crash-test" });
 process.stdout.write("ready\n");
 for (let n = 0; ; n++) {
-  const body = `${tag}:${n}:` + "x".repeat(n % 500);
+  const body = `${tag}:${n}:${"x".repeat(n % 500)}`;
   // The length is written into the content so a torn message would be detectable.
   await store.appendMessage({
     sessionId: session,
