@@ -1,3 +1,4 @@
+import { readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { manualClock, rejection } from "@hermes/conformance";
@@ -242,6 +243,41 @@ describe("writer thread: its end", () => {
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
     db.close();
   });
+});
+
+/** The files of `dir` this process holds open (by its descriptors in /proc). */
+function openFilesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      if (target.startsWith(dir)) out.push(target);
+    } catch {
+      // closed meanwhile (the listing's own descriptor)
+    }
+  }
+  return out;
+}
+
+describe("writer thread: the files it leaves", () => {
+  it.runIf(process.platform === "linux")(
+    "a killed writer thread and read worker leave no descriptor open once the store is closed",
+    async () => {
+      const dir = tempDir("hermes-writer-fds-");
+      const store = await open({ path: join(dir, "state.db"), readers: 1, warmReaders: true });
+      await store.createSession({ id: "s", source: "cli" });
+      await store.appendMessage({ sessionId: "s", role: "user", content: "before" });
+      // The writer thread holds the writers' queue open with raw descriptors (the check sees them);
+      // Node closes a thread's descriptors when it ends (trackUnmanagedFds), SQLite's with it.
+      expect(openFilesUnder(dir).filter((f) => f.includes("state.db-writers/"))).not.toEqual([]);
+      await store.writerThread?.worker?.terminate();
+      await store.readPool?.workerAt(0)?.terminate();
+      await store.appendMessage({ sessionId: "s", role: "user", content: "after" });
+      expect(await store.messageCount({ sessionId: "s" })).toBe(2);
+      await store.close();
+      expect(openFilesUnder(dir)).toEqual([]);
+    },
+  );
 });
 
 describe('writer: "auto"', () => {

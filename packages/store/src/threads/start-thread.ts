@@ -44,11 +44,14 @@ function isFresh(bundle: URL, module: URL): boolean {
  */
 export function startThread(entry: ThreadEntry, data: unknown): Worker {
   const url = threadEntryUrl(entry);
+  // trackUnmanagedFds (Node's default, stated): a thread that is terminated or crashes has the
+  // descriptors it opened with `fs.openSync` (the writers' queue) closed by Node as it ends.
+  const options = { workerData: data, trackUnmanagedFds: true };
   try {
-    return new Worker(url, { workerData: data, execArgv: workerExecArgv(process.execArgv) });
+    return new Worker(url, { ...options, execArgv: workerExecArgv(process.execArgv) });
   } catch (error) {
     if ((error as { code?: string }).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw error;
-    return new Worker(url, { workerData: data, execArgv: [] });
+    return new Worker(url, { ...options, execArgv: [] });
   }
 }
 

@@ -122,8 +122,7 @@ export class HandoffQueue {
       } catch {
         // not created yet
       }
-      fd = openSync(queuePath, "a+", 0o600);
-      closeSync(fd);
+      closeSync(openSync(queuePath, "a+", 0o600));
       fd = openSync(queuePath, "r+");
       const all = Buffer.alloc(SLOT_BYTES * SLOTS);
       readSync(fd, all, 0, all.length, 0);
