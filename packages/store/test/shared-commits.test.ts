@@ -17,7 +17,10 @@ import { tempDir } from "./helpers/temp-dir.js";
 // - a raw connection holds the write lock, so a store's append waits and posts its request;
 // - after the waiter has waited longer than the queue's long-wait bound (100 ms), another store
 //   races for the lock, and its first attempt runs synchronously inside its call: releasing the
-//   raw lock and calling it in the same tick makes it the next holder, before any timer runs.
+//   raw lock and calling it in the same tick makes it the next holder, before any timer runs;
+// - a waiter whose writes run on a writer thread polls from that thread, which no tick of this
+//   one holds back, so where the holder must be `a`, the test announces a holder in the queue
+//   first (`announcedHolder`): the waiter then posts and waits to be woken, as behind any holder.
 
 const stores: SessionStore[] = [];
 const raws: Database.Database[] = [];
@@ -42,6 +45,23 @@ async function twoStores(options: { writeDeadlineMs?: number; writer?: "inline" 
   raw.pragma("busy_timeout = 0");
   raws.push(raw);
   return { path, a, b, raw, dir: `${path}-writers` };
+}
+
+/**
+ * A slot of the writers' queue that says "I hold the lock", kept fresh until `end()`: writers
+ * of the file post their appends and wait to be woken instead of trying the lock themselves.
+ */
+function announcedHolder(path: string): { end(): void } {
+  const turns = HandoffQueue.open(path);
+  if (turns === undefined) throw new Error(`no writers' queue beside ${path}`);
+  turns.hold();
+  const heartbeat = setInterval(() => turns.hold(), 10);
+  return {
+    end() {
+      clearInterval(heartbeat);
+      turns.close();
+    },
+  };
 }
 
 function filesIn(dir: string, prefix: string): string[] {
@@ -91,6 +111,7 @@ describe.each(["inline", "thread"] as const)(
     it("commits a waiting store's append in the holder's transaction, once, and returns its id", async () => {
       const { path, a, b, raw, dir } = await fixture();
       raw.exec("BEGIN IMMEDIATE");
+      const holder = announcedHolder(path);
       const waiting = b.appendMessage({ sessionId: "sb", role: "user", content: "posted by b" });
       await posted(dir);
       await sleep(150); // past the long-wait bound: a races instead of queueing behind b
@@ -98,6 +119,7 @@ describe.each(["inline", "thread"] as const)(
       raw.exec("ROLLBACK");
       const own = a.appendMessage({ sessionId: "sa", role: "user", content: "written by a" });
       const [ownId, postedId] = await Promise.all([own, waiting]);
+      holder.end();
 
       expect(a.stats().servedWrites).toBe(1);
       expect(b.stats().sharedWrites).toBe(1);
@@ -120,6 +142,7 @@ describe.each(["inline", "thread"] as const)(
       const { path, a, b, raw, dir } = await fixture();
       for (let round = 1; round <= 3; round++) {
         raw.exec("BEGIN IMMEDIATE");
+        const holder = announcedHolder(path);
         const waiting = b.appendMessage({ sessionId: "sb", role: "user", content: `b${round}` });
         await posted(dir);
         await sleep(150);
@@ -128,6 +151,7 @@ describe.each(["inline", "thread"] as const)(
           a.appendMessage({ sessionId: "sa", role: "user", content: `a${round}` }),
           waiting,
         ]);
+        holder.end();
       }
       expect(b.stats().sharedWrites).toBe(3);
       await b.appendMessage({ sessionId: "sb", role: "user", content: "b alone" });
@@ -142,6 +166,7 @@ describe.each(["inline", "thread"] as const)(
     it("gives a request the holder cannot apply back to its owner, which meets its own typed error", async () => {
       const { path, a, b, raw, dir } = await fixture();
       raw.exec("BEGIN IMMEDIATE");
+      const holder = announcedHolder(path);
       const failing = b.appendMessage({ sessionId: "no-such-session", role: "user", content: "lost?" });
       const outcome = failing.then(
         () => "resolved",
@@ -151,6 +176,7 @@ describe.each(["inline", "thread"] as const)(
       await sleep(150);
       raw.exec("ROLLBACK");
       await a.appendMessage({ sessionId: "sa", role: "user", content: "fine" });
+      holder.end(); // declined by a, the request goes back to b, which takes the lock itself
       const error = await outcome;
       expect(error).toBeInstanceOf(HermesStoreError);
       expect((error as HermesStoreError).code).toBe("SESSION_NOT_FOUND");
