@@ -80,7 +80,8 @@ export interface SqliteStoreStats extends WriteCounters {
  * How far one of the store's own side indexes is built. `cjk` is the index of one- and
  * two-character CJK terms, which a writable store adds to a file the first time such a term
  * is searched (or at open with `cjkIndex: "eager"`), building it on a worker thread; until it
- * is `ready`, searches answer by scanning, with the same hits.
+ * is `ready`, searches read it around its queue of changes (once its backfill is complete) or
+ * scan, with the same hits.
  *
  * @example
  * const { cjk } = store.stats().sideIndexes;

@@ -6,6 +6,7 @@ export {
   cjkIndexNeedsUpgrade,
   cjkIndexPresence,
   cjkOrderUsable,
+  cjkQueuedIds,
   dropCjkIndex,
 } from "./cjk-index/cjk-index.js";
 export { TIMESTAMP_BOUND_SQL, TS_BLOCK_SHIFT, timestampBlocksFill } from "./cjk-index/timestamp-blocks.js";
@@ -14,7 +15,13 @@ export { searchSchema } from "./migrations/search-schema.js";
 export { newestMatchCandidates } from "./newest-first.js";
 export { planSearchWithinLimits } from "./plan-search-within-limits.js";
 export { compileFtsQuery, parseFtsQuery } from "./query/compile-fts-query.js";
-export { parseCjkQuery, planSearch, type SearchPlan, withoutShortCjkIndex } from "./query/plan-search.js";
+export {
+  parseCjkQuery,
+  planSearch,
+  type SearchPlan,
+  withoutShortCjkIndex,
+  withQueuedCjkRows,
+} from "./query/plan-search.js";
 export { positiveTerms, type QueryNode, queryTerms } from "./query/query-ast.js";
 export { referenceSanitizeFts5Query } from "./reference-sanitize-fts5-query.js";
 export {

@@ -214,6 +214,8 @@ export function rowSetIds(db: SqlExecutor, rows: RowSet): number[] {
       return db
         .all<{ id: number }>(scanRowsSql(), [rows.likePattern, rows.likePattern, rows.likePattern])
         .map((r) => r.id);
+    case "ids":
+      return [...rows.ids];
     case "filter":
       return likeAmong(db, rowSetIds(db, rows.rows), rows.likePatterns);
     case "compound": {
@@ -284,6 +286,8 @@ function cost(rows: RowSet): number {
       return 4;
     case "scan":
       return 8;
+    case "ids":
+      return 0;
   }
 }
 

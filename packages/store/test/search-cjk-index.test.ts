@@ -424,3 +424,112 @@ END;`);
     expect(await page(store, "测试")).toEqual(referenceOrder(path, "测试"));
   });
 });
+
+describe("short-CJK index: read while behind (its queue read around, no scan)", () => {
+  /** The ids whose content, tool calls or tool name contain a term, by `test` over all of them. */
+  function expected(path: string, test: (has: (term: string) => boolean) => boolean): number[] {
+    const db = new Database(path, { readonly: true });
+    const rows = db.prepare("SELECT id, content, tool_calls, tool_name FROM messages").all() as Array<{
+      id: number;
+      content: string | null;
+      tool_calls: string | null;
+      tool_name: string | null;
+    }>;
+    db.close();
+    return rows
+      .filter((r) => test((t) => [r.content, r.tool_calls, r.tool_name].some((c) => c?.includes(t))))
+      .map((r) => r.id)
+      .sort((a, b) => a - b);
+  }
+
+  /** The bigram 桂林 as the index stores it (`x` + hex of each code point). */
+  const GUILIN = "x6842x6797";
+
+  function queued(path: string): number {
+    const db = new Database(path, { readonly: true });
+    const n = (db.prepare("SELECT COUNT(*) AS n FROM hermes_search_queue").get() as { n: number }).n;
+    db.close();
+    return n;
+  }
+
+  /**
+   * A file with a built index, then changed by the reference (appends, updates both ways, a
+   * deleted session: all queued, the updated and deleted rows' old postings still in the
+   * index), plus a posting planted for a message that is not queued and does not contain 桂林:
+   * a search that reads the index finds it, a scan does not.
+   */
+  async function behindFile() {
+    const path = join(tempDir(), "state.db");
+    const store = await open(path);
+    for (const id of ["s1", "s2", "s3"]) await store.createSession({ id, source: "cli" });
+    const m = async (session: string, content: string) =>
+      store.appendMessage({ sessionId: session, role: "user", content });
+    const old = await m("s1", "桂林山水甲天下");
+    const plain = await m("s1", "plain text only");
+    const x = await m("s2", "普通的一句话");
+    await m("s2", "龙的传人");
+    await m("s3", "桂林米粉和龙井");
+    await m("s2", "又是桂林");
+    expect(await ids(store, "桂林")).toHaveLength(3); // builds the index, queue applied
+    await store.close();
+    const [fresh] = referenceProcess(path, [
+      { kind: "append", session: "s1", content: "新的桂林消息" },
+      { kind: "update", id: old, content: "没有了" },
+      { kind: "update", id: x, content: "龙和桂林" },
+      { kind: "delete-session", session: "s3" },
+    ]);
+    const raw = new Database(path);
+    raw.prepare("INSERT INTO hermes_search_cjk(rowid, grams) VALUES (?, ?)").run(plain, GUILIN);
+    raw.close();
+    return { path, plain, fresh: fresh as number };
+  }
+
+  it("a read-only store answers from the index and the queued rows, exactly, and writes nothing", async () => {
+    const { path, plain, fresh } = await behindFile();
+    const depth = queued(path);
+    expect(depth).toBeGreaterThan(0);
+    const store = await openSessionStore({ path, readOnly: true });
+    opened.push(store);
+    const withPlanted = (list: number[]) => [...list, plain].sort((a, b) => a - b);
+    expect(await ids(store, "桂林")).toEqual(withPlanted(expected(path, (has) => has("桂林"))));
+    expect(await ids(store, "桂林")).toContain(fresh);
+    expect(await ids(store, "桂林 OR 龙")).toEqual(
+      withPlanted(expected(path, (has) => has("桂林") || has("龙"))),
+    );
+    expect(await ids(store, "桂林 NOT 龙")).toEqual(
+      withPlanted(expected(path, (has) => has("桂林") && !has("龙"))),
+    );
+    expect(await ids(store, "龙")).toEqual(expected(path, (has) => has("龙")));
+    // Newest first, as the reference's order: the timestamps of a page never rise.
+    const page = await store.searchMessages("桂林 OR 龙", { limit: 50 });
+    for (let i = 1; i < page.length; i++)
+      expect(page[i]!.timestamp).toBeLessThanOrEqual(page[i - 1]!.timestamp);
+    expect(queued(path)).toBe(depth);
+  });
+
+  it.each([
+    { writer: "inline", readers: 0 },
+    { writer: "thread", readers: 1 },
+  ] as const)(
+    "a writable store whose backlog goes to the builder reads around the queue meanwhile (writer: $writer, readers: $readers)",
+    async (options) => {
+      const { path, plain } = await behindFile();
+      // More than the store applies inline (256): the search starts the builder and reads around.
+      const raw = new Database(path);
+      const add = raw.prepare(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s1', 'user', ?, ?)",
+      );
+      for (let i = 0; i < 400; i++)
+        add.run(i % 4 === 0 ? `第${i}次去桂林` : `filler ${i}`, 1_800_000_000 + i);
+      raw.close();
+      const store = await openSessionStore({ path, ...options, warmReaders: options.readers > 0 });
+      opened.push(store);
+      const hits = await ids(store, "桂林");
+      expect(hits).toEqual([...expected(path, (has) => has("桂林")), plain].sort((a, b) => a - b));
+      expect(await cjkBuildSettled(store)).toMatchObject({ state: "ready", lastError: null });
+      expect(queued(path)).toBe(0);
+      // Caught up: the planted posting is still the index's (nothing queued touched it).
+      expect(await ids(store, "桂林")).toEqual(hits);
+    },
+  );
+});

@@ -211,6 +211,25 @@ export function cjkQueueDepth(db: SqlExecutor): number {
   return db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${CJK_QUEUE_TABLE}`)?.n ?? 0;
 }
 
+/**
+ * The ids of the messages queued for the index, when a read can answer from the index and
+ * those rows (`withQueuedCjkRows`): the index exists, is of this version and its backfill is
+ * complete, so every message not queued is current in it. `null` when it cannot, or when more
+ * than `max` changes are queued (a scan is then as cheap). Read it in the search's own read
+ * transaction, so the queue and the index are of one snapshot.
+ */
+export function cjkQueuedIds(db: SqlExecutor, max: number): number[] | null {
+  if (cjkIndexPresence(db) !== "present" || cjkIndexNeedsUpgrade(db)) return null;
+  const backfill = cjkBackfillState(db);
+  if (backfill === null || backfill.next < backfill.end) return null;
+  const queued = db.all<{ id: number }>(
+    `SELECT message_id AS id FROM ${CJK_QUEUE_TABLE} ORDER BY rowid LIMIT ?`,
+    [max + 1],
+  );
+  if (queued.length > max) return null;
+  return [...new Set(queued.map((q) => q.id))];
+}
+
 /** Whether any change waits in the queue (cheap: one index probe). */
 export function cjkQueuePending(db: SqlExecutor): boolean {
   return db.get(`SELECT 1 AS x FROM ${CJK_QUEUE_TABLE} LIMIT 1`) !== undefined;

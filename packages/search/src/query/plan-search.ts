@@ -40,7 +40,9 @@ export type RowSet =
       readonly kind: "compound";
       readonly op: "INTERSECT" | "UNION" | "EXCEPT";
       readonly parts: readonly RowSet[];
-    };
+    }
+  /** These message ids (rows since deleted included: every use meets `messages` or subtracts). */
+  | { readonly kind: "ids"; readonly ids: readonly number[] };
 
 /**
  * How a query is answered.
@@ -160,6 +162,7 @@ function usesIndex(rows: RowSet, index: SearchIndexName): boolean {
     case "match":
       return rows.index === index;
     case "scan":
+    case "ids":
       return false;
     case "filter":
       return usesIndex(rows.rows, index);
@@ -252,12 +255,65 @@ function withoutCjkIndex(rows: RowSet): RowSet {
     case "match":
       return rows.index === CJK_INDEX_TABLE ? scanRows(rows.node) : rows;
     case "scan":
+    case "ids":
       return rows;
     case "filter":
       return { ...rows, rows: withoutCjkIndex(rows.rows) };
     case "compound":
       return { ...rows, parts: rows.parts.map(withoutCjkIndex) };
   }
+}
+
+/**
+ * The rows of `node` among `ids` only: its terms tested with `LIKE` on those rows (the scan's
+ * semantics, without the scan).
+ */
+function scanAmong(node: QueryNode, ids: RowSet): RowSet {
+  switch (node.kind) {
+    case "term":
+      return { kind: "filter", rows: ids, likePatterns: [likePattern(node.text)] };
+    case "and":
+      return { kind: "compound", op: "INTERSECT", parts: node.children.map((c) => scanAmong(c, ids)) };
+    case "or":
+      return { kind: "compound", op: "UNION", parts: node.children.map((c) => scanAmong(c, ids)) };
+    case "not":
+      return {
+        kind: "compound",
+        op: "EXCEPT",
+        parts: [node.positive, ...node.negative].map((c) => scanAmong(c, ids)),
+      };
+  }
+}
+
+function withQueuedRows(rows: RowSet, queued: RowSet): RowSet {
+  switch (rows.kind) {
+    case "match":
+      if (rows.index !== CJK_INDEX_TABLE) return rows;
+      return {
+        kind: "compound",
+        op: "UNION",
+        parts: [{ kind: "compound", op: "EXCEPT", parts: [rows, queued] }, scanAmong(rows.node, queued)],
+      };
+    case "scan":
+    case "ids":
+      return rows;
+    case "filter":
+      return { ...rows, rows: withQueuedRows(rows.rows, queued) };
+    case "compound":
+      return { ...rows, parts: rows.parts.map((p) => withQueuedRows(p, queued)) };
+  }
+}
+
+/**
+ * The same plan answered from a short-CJK index that is built but behind: every message whose
+ * id is not in `queued` (the index's queue of changed messages) is current in the index; the
+ * queued ones are tested with `LIKE` on their current rows. Exact, read-only, and a substring
+ * test on `queued.length` rows instead of a scan of every message. Newest-first ordering then
+ * sorts the matches (the timestamp blocks may not know the queued rows' timestamps).
+ */
+export function withQueuedCjkRows(plan: SearchPlan, queued: readonly number[]): SearchPlan {
+  if (plan.kind !== "substring" || !plan.usesCjkIndex) return plan;
+  return { ...plan, rows: withQueuedRows(plan.rows, { kind: "ids", ids: queued }) };
 }
 
 /**

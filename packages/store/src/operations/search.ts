@@ -13,12 +13,14 @@ import {
   cjkIndexNeedsUpgrade,
   cjkIndexPresence,
   cjkOrderUsable,
+  cjkQueuedIds,
   planSearchWithinLimits,
   rebuildSearchIndexes,
   runSearch,
   type SearchPlan,
   verifySearchIndexes,
   withoutShortCjkIndex,
+  withQueuedCjkRows,
 } from "@hermes/search";
 import { DatabaseConnection } from "../database-connection.js";
 import { excludedSessionsView } from "../file-views.js";
@@ -39,7 +41,8 @@ function transaction(ctx: StoreContext) {
  * query is planned. Queries are limited by `SEARCH_LIMITS` of `@hermes/core` (`INVALID_ARGUMENT` beyond them).
  * A query with one- or two-character CJK terms uses the short-CJK index when it is current, or
  * after a small catch-up inline; when more is left (first build of a big file, a large backlog)
- * the index is built on a worker thread (`side-index/`) and the terms are scanned meanwhile. On a newer agent's file, sessions it
+ * the index is caught up on a worker thread (`side-index/`) and meanwhile read around its queue
+ * (`behindIndexPlan`), or the terms scanned while it is incomplete. On a newer agent's file, sessions it
  * flags hidden or archived are left out, as the listings leave them out, unless `includeHidden`
  * / `includeArchived`; rows it no longer displays (rewound, superseded) are never searched.
  */
@@ -64,33 +67,47 @@ export async function searchMessages(
     ...(excludedSessions === undefined ? {} : { excludedSessions }),
   };
   try {
-    let run: SearchPlan = plan;
+    let current = true;
     if (plan.kind === "substring" && plan.usesCjkIndex && ctx.readOnly) {
       // A read-only store adds nothing to the file: the short-CJK index is used when it is
-      // there and caught up (built by a writable store earlier), else the terms are scanned.
-      if (!cjkIndexCurrent(ctx)) run = withoutShortCjkIndex(plan);
+      // there and caught up (built by a writable store earlier), else read around its queue.
+      current = cjkIndexCurrent(ctx);
     } else if (plan.kind === "substring" && plan.usesCjkIndex) {
       try {
         if (ctx.cjkIndex === undefined) await catchUpCjkIndex(ctx.conn, transaction(ctx));
-        else if (!(await ctx.cjkIndex.prepare(transaction(ctx)))) run = withoutShortCjkIndex(plan);
+        else current = await ctx.cjkIndex.prepare(transaction(ctx));
       } catch (error) {
         // An index we cannot bring up to date (read-only file, lock held past the deadline)
-        // must not cost the answer: fall back to the reference's scan for the short terms.
+        // must not cost the answer: read around its queue, or scan for the short terms.
         const mapped = mapSqliteError(error, ctx.path);
         if (!(mapped instanceof HermesStoreError) || !FALLBACK_CODES.has(mapped.code)) throw mapped;
-        run = withoutShortCjkIndex(plan);
+        current = false;
       }
     }
-    return runSearch(ctx.conn, run, filters);
+    if (current) return runSearch(ctx.conn, plan, filters);
+    return readSnapshot(ctx, () => runSearch(ctx.conn, behindIndexPlan(ctx, plan), filters));
   } catch (error) {
     throw mapSqliteError(error, ctx.path);
   }
 }
 
+/** Most queued changes a search reads around (a `LIKE` on each queued row); more: a scan. */
+const CJK_QUEUE_READ_MAX = 20_000;
+
+/**
+ * A plan for a short-CJK index that cannot be brought up to date now: its matches for every
+ * message not queued plus the queued rows tested with `LIKE`, when the index is complete but
+ * for its queue (`cjkQueuedIds`); else the reference's scan. Call it in the search's snapshot.
+ */
+function behindIndexPlan(ctx: StoreContext, plan: SearchPlan): SearchPlan {
+  const queued = cjkQueuedIds(ctx.conn, CJK_QUEUE_READ_MAX);
+  return queued === null ? withoutShortCjkIndex(plan) : withQueuedCjkRows(plan, queued);
+}
+
 /**
  * A search of short CJK terms by the store's writer thread: their index is brought up to date
  * (a write) and the search runs here, on the index, current. `null` when the index cannot serve
- * them now (a build runs, or starts here): the terms are scanned, a read that a read worker can
+ * them now (a build runs, or starts here): read around its queue or scanned, a read that a read worker can
  * run as well as the writer (whose other writes would wait meanwhile).
  */
 export async function searchWithCjkIndex(

@@ -8,7 +8,8 @@ import { type CjkIndexProbe, probeCjkIndex } from "./cjk-index-probe.js";
 /**
  * When a writable store builds its short-CJK index: `lazy` (default) on the first search of a
  * one- or two-character CJK term, `eager` as soon as it opens, `off` never (an index already
- * in the file is used while it is current, else such terms are scanned, as by a read-only store).
+ * in the file is used while it is current, else read around its queue or scanned, as by a
+ * read-only store).
  */
 export type CjkIndexMode = "lazy" | "eager" | "off";
 
@@ -31,7 +32,7 @@ export const CJK_INLINE_MAX = 256;
 export const CJK_BUILD_TARGET_MS = 10;
 /** Pause between two of the builder's transactions, in ms, so other writers get the lock. */
 export const CJK_BUILD_PAUSE_MS = 2;
-/** After a failed build, the next one starts no sooner than this, in ms (searches scan meanwhile). */
+/** After a failed build, the next one starts no sooner than this, in ms (searches read around it meanwhile). */
 export const CJK_BUILD_RETRY_MS = 10_000;
 
 /** What a store closed before anyone asked reports. */
@@ -48,8 +49,8 @@ const CLOSED_UNKNOWN: SideIndexStatus = Object.freeze({
  * The store's short-CJK side index: whether a search may use it, and its build. A search asks
  * {@link prepare}: a current index is used; a small backlog is applied inline; anything larger
  * (the first build of a big file, many messages written while the store was closed, an index
- * of an earlier version to upgrade) starts a build on a worker thread and the search scans
- * meanwhile, with the same hits. Read-only stores (no settings) never build; they report.
+ * of an earlier version to upgrade) starts a build on a worker thread, and meanwhile the search
+ * reads the index around its queue (or scans while it is incomplete), with the same hits. Read-only stores (no settings) never build; they report.
  */
 export class CjkSideIndex {
   readonly #db: () => SqlExecutor;
@@ -109,7 +110,8 @@ export class CjkSideIndex {
   /**
    * Whether a search may read the index now. Brings a backlog of at most {@link CJK_INLINE_MAX}
    * up to date inline through `transaction` (errors are the caller's to handle); a larger one
-   * starts the builder's thread and answers `false` (scan), as while a build runs.
+   * starts the builder's thread and answers `false` (read around the queue, or scan), as while a
+   * build runs.
    */
   async prepare(transaction: TransactionRunner): Promise<boolean> {
     if (this.#thread !== undefined) return false;
