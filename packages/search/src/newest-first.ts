@@ -1,5 +1,5 @@
 import type { SqlExecutor } from "@hermes/schema";
-import { cjkOrderUsable } from "./cjk-index/cjk-index.js";
+import { cjkBlocksComplete, cjkOrderUsable } from "./cjk-index/cjk-index.js";
 import { TS_BLOCK_SHIFT } from "./cjk-index/timestamp-blocks.js";
 import type { SearchIndexName } from "./query/plan-search.js";
 import { filterSql, newestMatchIdsSql, newestProofSql, type SearchFilters } from "./search-sql.js";
@@ -25,6 +25,9 @@ const MAX_READ = 40_960;
  * read eight times more. In a real file ids grow with time, so the first round proves it.
  *
  * Needs the short-CJK index caught up (`cjkOrderUsable`): the blocks must bound every message.
+ * With `queued` (the ids its queue holds, `cjkQueuedIds`), the backfill and fill complete are
+ * enough: the blocks bound every message not queued, and the queued ids, whose index entries
+ * may be stale, are left out of the set; the caller adds the queued rows that match.
  * Run inside one read transaction, so the rounds see one snapshot.
  */
 export function newestMatchCandidates(
@@ -33,14 +36,16 @@ export function newestMatchCandidates(
   match: string,
   filters: SearchFilters,
   need: number,
+  queued?: ReadonlySet<number>,
 ): number[] | null {
-  if (!cjkOrderUsable(db)) return null;
+  if (queued === undefined ? !cjkOrderUsable(db) : !cjkBlocksComplete(db)) return null;
   const filterParams = filterSql(filters).params;
   for (let n = Math.max(FIRST_READ, 4 * need); n <= MAX_READ; n *= GROWTH) {
-    const ids = db.all<{ id: number }>(newestMatchIdsSql(index), [match, n]).map((r) => r.id);
-    const last = ids[ids.length - 1];
+    const read = db.all<{ id: number }>(newestMatchIdsSql(index), [match, n]).map((r) => r.id);
+    const ids = queued === undefined ? read : read.filter((id) => !queued.has(id));
+    const last = read[read.length - 1];
     // Fewer than asked: every match is here.
-    if (ids.length < n || last === undefined) return ids;
+    if (read.length < n || last === undefined) return ids;
     // Block of the highest id below `last` (`>>` in SQLite is a 64-bit arithmetic shift).
     const block = Math.floor((last - 1) / 2 ** TS_BLOCK_SHIFT);
     const proof = db.get<{ n: number }>(newestProofSql(filters), [

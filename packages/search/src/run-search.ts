@@ -3,7 +3,13 @@ import type { SqlExecutor } from "@hermes/schema";
 import { CJK_INDEX_TABLE } from "./cjk-index/cjk-index.js";
 import { TRIGRAM_TABLE } from "./fts-ddl.js";
 import { newestMatchCandidates } from "./newest-first.js";
-import type { RowSet, SearchIndexName, SearchPlan } from "./query/plan-search.js";
+import {
+  aroundQueue,
+  type MatchRowSet,
+  queuedMatches,
+  type RowSet,
+  type SearchPlan,
+} from "./query/plan-search.js";
 import { type QueryNode, queryTerms } from "./query/query-ast.js";
 import {
   CONTEXT_SQL,
@@ -114,7 +120,7 @@ export function runSearch(db: SqlExecutor, plan: SearchPlan, options: RunSearchO
         options.offset,
       ]);
     } else if (plan.rows.kind === "match") {
-      rows = newestFirstPage(db, plan.rows.index, plan.rows.match, options);
+      rows = newestFirstPage(db, plan.rows, options);
     } else {
       const ids = rowSetIds(db, plan.rows);
       if (ids.length === 0) return [];
@@ -157,18 +163,19 @@ export function runSearch(db: SqlExecutor, plan: SearchPlan, options: RunSearchO
  * read transaction (a savepoint, which nests in a caller's transaction), so the rounds and
  * the page see one snapshot even while other processes write.
  */
-function newestFirstPage(
-  db: SqlExecutor,
-  index: SearchIndexName,
-  match: string,
-  options: RunSearchOptions,
-): HitRow[] {
+function newestFirstPage(db: SqlExecutor, set: MatchRowSet, options: RunSearchOptions): HitRow[] {
   if (options.limit === 0) return [];
+  const { index, match, queued } = set;
   const params = filterSql(options).params;
   db.exec("SAVEPOINT hermes_search_read");
   let rows: HitRow[];
   try {
-    const ids = newestMatchCandidates(db, index, match, options, options.offset + options.limit);
+    const need = options.offset + options.limit;
+    let ids = newestMatchCandidates(db, index, match, options, need, queued && new Set(queued));
+    // Read around the queue: the queued rows that match join the candidates, or (no proof)
+    // every match is sorted.
+    if (queued !== undefined)
+      ids = ids === null ? rowSetIds(db, aroundQueue(set)) : [...ids, ...rowSetIds(db, queuedMatches(set))];
     if (ids === null) {
       rows = db.all<HitRow>(substringSearchSql(index, options), [
         match,
@@ -209,6 +216,7 @@ const LIKE_PATTERNS_PER_STATEMENT = 16;
 export function rowSetIds(db: SqlExecutor, rows: RowSet): number[] {
   switch (rows.kind) {
     case "match":
+      if (rows.queued !== undefined) return rowSetIds(db, aroundQueue(rows));
       return db.all<{ id: number }>(matchRowsSql(rows.index), [rows.match]).map((r) => r.id);
     case "scan":
       return db
@@ -244,7 +252,8 @@ export function rowSetIds(db: SqlExecutor, rows: RowSet): number[] {
  * about a microsecond a row), another `MATCH` a per-row index lookup; otherwise the whole set.
  */
 function restrictTo(db: SqlExecutor, part: RowSet, candidates: number[]): number[] {
-  if (part.kind !== "match" || candidates.length > CANDIDATES_PER_LOOKUP) return rowSetIds(db, part);
+  if (part.kind !== "match" || part.queued !== undefined || candidates.length > CANDIDATES_PER_LOOKUP)
+    return rowSetIds(db, part);
   if (part.index === TRIGRAM_TABLE && isConjunction(part.node)) {
     return likeAmong(
       db,

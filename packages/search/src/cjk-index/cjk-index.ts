@@ -135,11 +135,18 @@ export function cjkIndexNeedsUpgrade(db: SqlExecutor): boolean {
  * matches, not only the short-CJK index's.
  */
 export function cjkOrderUsable(db: SqlExecutor): boolean {
+  return cjkBlocksComplete(db) && !cjkQueuePending(db);
+}
+
+/**
+ * Whether the timestamp blocks bound every message that is not queued: the backfill and the
+ * fill are complete (a change to a message queues it; applying the queue raises its bounds).
+ */
+export function cjkBlocksComplete(db: SqlExecutor): boolean {
   const fill = timestampBlocksFill(db, CJK_STATE_TABLE);
   if (fill === null || fill.next < fill.end) return false;
   const backfill = cjkBackfillState(db);
-  if (backfill === null || backfill.next < backfill.end) return false;
-  return !cjkQueuePending(db);
+  return backfill !== null && backfill.next >= backfill.end;
 }
 
 /** Drops every object of the index (the triggers first, so no write ever meets a missing table). */

@@ -31,6 +31,11 @@ export type RowSet =
       readonly match: string;
       /** The query subtree the expression was rendered from. */
       readonly node: QueryNode;
+      /**
+       * Short-CJK index only: ids of messages queued for it (not current in it), read with
+       * `LIKE` instead (see {@link withQueuedCjkRows}).
+       */
+      readonly queued?: readonly number[];
     }
   /** Messages that contain `pattern` (`LIKE`, a scan): the reference's way, a fallback only. */
   | { readonly kind: "scan"; readonly likePattern: string }
@@ -285,15 +290,32 @@ function scanAmong(node: QueryNode, ids: RowSet): RowSet {
   }
 }
 
-function withQueuedRows(rows: RowSet, queued: RowSet): RowSet {
+/** A `match` row set with queued ids (the short-CJK index's) as one without them. */
+export type MatchRowSet = Extract<RowSet, { kind: "match" }>;
+
+/** The queued rows of a short-CJK `match` that match it, by `LIKE` on those rows only. */
+export function queuedMatches(rows: MatchRowSet): RowSet {
+  return scanAmong(rows.node, { kind: "ids", ids: rows.queued ?? [] });
+}
+
+/** A short-CJK `match` read around its queue: the index's matches not queued, plus {@link queuedMatches}. */
+export function aroundQueue(rows: MatchRowSet): RowSet {
+  const { index, match, node } = rows;
+  const queued: RowSet = { kind: "ids", ids: rows.queued ?? [] };
+  return {
+    kind: "compound",
+    op: "UNION",
+    parts: [
+      { kind: "compound", op: "EXCEPT", parts: [{ kind: "match", index, match, node }, queued] },
+      queuedMatches(rows),
+    ],
+  };
+}
+
+function withQueuedRows(rows: RowSet, queued: readonly number[]): RowSet {
   switch (rows.kind) {
     case "match":
-      if (rows.index !== CJK_INDEX_TABLE) return rows;
-      return {
-        kind: "compound",
-        op: "UNION",
-        parts: [{ kind: "compound", op: "EXCEPT", parts: [rows, queued] }, scanAmong(rows.node, queued)],
-      };
+      return rows.index === CJK_INDEX_TABLE ? aroundQueue({ ...rows, queued }) : rows;
     case "scan":
     case "ids":
       return rows;
@@ -308,12 +330,15 @@ function withQueuedRows(rows: RowSet, queued: RowSet): RowSet {
  * The same plan answered from a short-CJK index that is built but behind: every message whose
  * id is not in `queued` (the index's queue of changed messages) is current in the index; the
  * queued ones are tested with `LIKE` on their current rows. Exact, read-only, and a substring
- * test on `queued.length` rows instead of a scan of every message. Newest-first ordering then
- * sorts the matches (the timestamp blocks may not know the queued rows' timestamps).
+ * test on `queued.length` rows instead of a scan of every message. A single short-CJK match is
+ * still read newest first off the index (the timestamp blocks bound every message not queued);
+ * combinations sort their matches.
  */
 export function withQueuedCjkRows(plan: SearchPlan, queued: readonly number[]): SearchPlan {
   if (plan.kind !== "substring" || !plan.usesCjkIndex) return plan;
-  return { ...plan, rows: withQueuedRows(plan.rows, { kind: "ids", ids: queued }) };
+  // One short-CJK match: kept as such, so a page is read newest first off the index.
+  if (plan.rows.kind === "match") return { ...plan, rows: { ...plan.rows, queued } };
+  return { ...plan, rows: withQueuedRows(plan.rows, queued) };
 }
 
 /**
