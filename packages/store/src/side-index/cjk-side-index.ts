@@ -32,6 +32,12 @@ export const CJK_INLINE_MAX = 256;
 export const CJK_BUILD_TARGET_MS = 10;
 /** Pause between two of the builder's transactions, in ms, so other writers get the lock. */
 export const CJK_BUILD_PAUSE_MS = 2;
+/**
+ * How long a search waits for its inline catch-up, in ms, before it reads the index around its
+ * queue instead (the catch-up goes on after it): beside busy writers the catch-up's turn at the
+ * write lock can take seconds, and reading around the queue is about as fast and as exact.
+ */
+export const CJK_CATCH_UP_WAIT_MS = 50;
 /** After a failed build, the next one starts no sooner than this, in ms (searches read around it meanwhile). */
 export const CJK_BUILD_RETRY_MS = 10_000;
 
@@ -62,6 +68,8 @@ export class CjkSideIndex {
   #last: SideIndexStatus | undefined;
   #closed = false;
   readonly #builder: CjkBuilderLink | undefined;
+  /** The inline catch-up under way (one at a time: later searches wait for the same one). */
+  #catchingUp: Promise<void> | undefined;
 
   /**
    * `db`: the store's connection (read on the caller's thread); `settings`: absent for a
@@ -109,9 +117,10 @@ export class CjkSideIndex {
 
   /**
    * Whether a search may read the index now. Brings a backlog of at most {@link CJK_INLINE_MAX}
-   * up to date inline through `transaction` (errors are the caller's to handle); a larger one
-   * starts the builder's thread and answers `false` (read around the queue, or scan), as while a
-   * build runs.
+   * up to date inline through `transaction` (errors are the caller's to handle). When only its
+   * queue is left, a catch-up not done within {@link CJK_CATCH_UP_WAIT_MS} (waiting for the
+   * write lock) goes on after the search, which answers `false` and reads around the queue. A larger backlog starts the builder's thread and answers
+   * `false` (read around the queue, or scan), as while a build runs.
    */
   async prepare(transaction: TransactionRunner): Promise<boolean> {
     if (this.#thread !== undefined) return false;
@@ -123,8 +132,25 @@ export class CjkSideIndex {
       this.#start();
       return false;
     }
-    await catchUpCjkIndex(db, transaction);
-    return true;
+    let run = this.#catchingUp;
+    if (run === undefined) {
+      const started = catchUpCjkIndex(db, transaction);
+      run = started;
+      this.#catchingUp = started;
+      const settled = () => {
+        if (this.#catchingUp === started) this.#catchingUp = undefined;
+      };
+      started.then(settled, settled);
+    }
+    // Only an index complete but for its queue can be read around it; otherwise (creating it,
+    // its backfill) the search waits, and scans if the catch-up fails.
+    if (probe.status.state !== "ready") {
+      await run;
+      return true;
+    }
+    if (await doneWithin(run, CJK_CATCH_UP_WAIT_MS)) return true;
+    run.catch(() => {}); // a later failure is the next search's to meet (it catches up again)
+    return false;
   }
 
   /**
@@ -206,6 +232,19 @@ export class CjkSideIndex {
 export interface CjkBuilderLink {
   state?(): { active: boolean; lastError: string | null } | undefined;
   changed?(state: { active: boolean; lastError: string | null }): void;
+}
+
+/** Whether `work` settles within `ms` (its rejection, if first, is thrown). */
+async function doneWithin(work: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Whether `query` has one- or two-character CJK terms (served by the index); `false` when invalid. */
