@@ -144,7 +144,10 @@ export function cjkOrderUsable(db: SqlExecutor): boolean {
  */
 export function cjkBlocksComplete(db: SqlExecutor): boolean {
   const fill = timestampBlocksFill(db, CJK_STATE_TABLE);
-  if (fill === null || fill.next < fill.end) return false;
+  return fill !== null && fill.next >= fill.end && backfillComplete(db);
+}
+
+function backfillComplete(db: SqlExecutor): boolean {
   const backfill = cjkBackfillState(db);
   return backfill !== null && backfill.next >= backfill.end;
 }
@@ -226,9 +229,7 @@ export function cjkQueueDepth(db: SqlExecutor): number {
  * transaction, so the queue and the index are of one snapshot.
  */
 export function cjkQueuedIds(db: SqlExecutor, max: number): number[] | null {
-  if (cjkIndexPresence(db) !== "present" || cjkIndexNeedsUpgrade(db)) return null;
-  const backfill = cjkBackfillState(db);
-  if (backfill === null || backfill.next < backfill.end) return null;
+  if (cjkIndexPresence(db) !== "present" || cjkIndexNeedsUpgrade(db) || !backfillComplete(db)) return null;
   const queued = db.all<{ id: number }>(
     `SELECT message_id AS id FROM ${CJK_QUEUE_TABLE} ORDER BY rowid LIMIT ?`,
     [max + 1],

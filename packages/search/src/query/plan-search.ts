@@ -315,7 +315,8 @@ export function aroundQueue(rows: MatchRowSet): RowSet {
 function withQueuedRows(rows: RowSet, queued: readonly number[]): RowSet {
   switch (rows.kind) {
     case "match":
-      return rows.index === CJK_INDEX_TABLE ? aroundQueue({ ...rows, queued }) : rows;
+      // Read as `aroundQueue` wherever its ids are needed; a page of it alone, newest first.
+      return rows.index === CJK_INDEX_TABLE ? { ...rows, queued } : rows;
     case "scan":
     case "ids":
       return rows;
@@ -336,8 +337,6 @@ function withQueuedRows(rows: RowSet, queued: readonly number[]): RowSet {
  */
 export function withQueuedCjkRows(plan: SearchPlan, queued: readonly number[]): SearchPlan {
   if (plan.kind !== "substring" || !plan.usesCjkIndex) return plan;
-  // One short-CJK match: kept as such, so a page is read newest first off the index.
-  if (plan.rows.kind === "match") return { ...plan, rows: { ...plan.rows, queued } };
   return { ...plan, rows: withQueuedRows(plan.rows, queued) };
 }
 
