@@ -115,6 +115,41 @@ describe("writes across instances", () => {
     expect(await stores[2]!.messageCount({ sessionId: "s" })).toBe(90);
   });
 
+  it("a lone append (its own statement) draws no id when refused, and writes its row, counters and CJK grams", async () => {
+    const schema = fresh();
+    const store = await open(schema);
+    await store.createSession({ id: "s", source: "cli" });
+    const first = await store.appendMessage({ sessionId: "s", role: "user", content: "hello" });
+    const error = await rejection(store.appendMessage({ sessionId: "ghost", role: "user", content: "x" }));
+    expect(error.code).toBe("SESSION_NOT_FOUND");
+    const second = await store.appendMessage({
+      sessionId: "s",
+      role: "assistant",
+      content: "桂林山水",
+      toolCalls: [{ id: 1 }, { id: 2 }],
+    });
+    // The refused call consumed no id, and wrote nothing for the unknown session.
+    expect(second).toBe(first + 1);
+    expect(await store.messageCount()).toBe(2);
+    expect(await store.getSession("ghost")).toBeNull();
+    const session = await store.getSession("s");
+    expect([session?.message_count, session?.tool_call_count]).toEqual([2, 2]);
+    // The gram side table got the CJK row's grams (short CJK terms are found through it).
+    const hits = await store.searchMessages("桂", { limit: 5 });
+    expect(hits.map((h) => h.id)).toEqual([second]);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const grams = await client.query(
+        `SELECT count(*)::int AS n FROM "${schema}".message_grams WHERE message_id = $1`,
+        [second],
+      );
+      expect(grams.rows[0].n).toBeGreaterThan(0);
+    } finally {
+      await client.end();
+    }
+  });
+
   it("retries serialization failures and deadlocks until the deadline, then STORE_BUSY", async () => {
     const pool = new pg.Pool({ connectionString: url, max: 2 });
     try {

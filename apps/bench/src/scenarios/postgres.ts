@@ -116,6 +116,15 @@ function figures(reports: readonly PostgresWorkerReport[]): Figures {
   );
 }
 
+/** CPU the `reports`' processes spent while appending, per append of `appends`, ms. */
+function cpuPerAppend(
+  reports: readonly PostgresWorkerReport[],
+  appends: readonly PostgresWorkerReport[],
+): number {
+  const n = appends.reduce((a, r) => a + r.latenciesMs.length, 0);
+  return Number((reports.reduce((a, r) => a + r.cpuMs, 0) / n).toFixed(3));
+}
+
 /**
  * PostgreSQL next to SQLite: 8 app processes × 2,000 appends with 2 processes searching
  * meanwhile, then the search query mix on the main data set loaded into PostgreSQL.
@@ -177,6 +186,12 @@ export const postgresScenario: Scenario = {
                 retries: pgRun.appends.reduce((a, r) => a + r.retries, 0),
                 sqliteLost: APPS * count - sqliteRun.distinct,
                 sqliteErrors: sqliteRun.appends.reduce((a, r) => a + r.errors, 0),
+                // CPU of the app processes per append (appenders, then searchers), each side;
+                // PostgreSQL's server CPU comes on top of its figures.
+                appCpuMsPerAppend: cpuPerAppend(pgRun.appends, pgRun.appends),
+                searcherCpuMsPerAppend: cpuPerAppend(pgRun.searches, pgRun.appends),
+                sqliteAppCpuMsPerAppend: cpuPerAppend(sqliteRun.appends, sqliteRun.appends),
+                sqliteSearcherCpuMsPerAppend: cpuPerAppend(sqliteRun.searches, sqliteRun.appends),
               }
             : { errors: pgRun.searches.reduce((a, r) => a + r.errors, 0) },
         });

@@ -37,6 +37,8 @@ export interface PostgresWorkerReport {
   errors: number;
   firstError: string | null;
   retries: number;
+  /** CPU time (user + system) this process spent from "go" to its last call, ms. */
+  cpuMs: number;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -78,6 +80,7 @@ process.once("message", async (request: PostgresWorkerRequest) => {
     latencies.push(performance.now() - t0);
   };
   const startedAt = now();
+  const cpu0 = process.cpuUsage();
   if (request.role === "append") {
     for (let i = 0; i < request.count; i++) {
       await record(() =>
@@ -95,6 +98,7 @@ process.once("message", async (request: PostgresWorkerRequest) => {
     }
   }
   const endedAt = now();
+  const cpu = process.cpuUsage(cpu0);
   const retries = store.stats().retries;
   await store.close();
   const report: PostgresWorkerReport = {
@@ -107,6 +111,7 @@ process.once("message", async (request: PostgresWorkerRequest) => {
     errors,
     firstError,
     retries,
+    cpuMs: (cpu.user + cpu.system) / 1000,
   };
   process.send?.(report, () => process.exit(0));
 });

@@ -99,6 +99,38 @@ export async function insertMessages(
   };
 }
 
+/**
+ * One message, the common group (an app appending alone): the session's counters move first
+ * (that UPDATE locks the row, so no separate lock) and the row is inserted only when the session
+ * exists (no id drawn otherwise), with scalar parameters instead of `unnest` over arrays. Same
+ * effect as {@link insertMessages} for one row, with less work on the server.
+ */
+export async function insertOneMessage(
+  db: PgDb,
+  message: PreparedMessage,
+  now: () => number,
+): Promise<number | null> {
+  const { row, toolCallDelta } = message;
+  const search = searchColumns(row.content, row.tool_calls, row.tool_name);
+  const others = INSERTED.filter(([n]) => n !== "session_id");
+  const values = others.map(([n, type]) => sql`${row[n] ?? null}::${sql.raw(type)}`);
+  try {
+    const result = await sql<{ id: string }>`${sql.raw(PREPARED)}WITH s AS (
+        UPDATE sessions SET message_count = message_count + 1,
+          tool_call_count = tool_call_count + ${toolCallDelta}::bigint
+        WHERE id = ${row.session_id}::text RETURNING id)
+      INSERT INTO messages (session_id, ${sql.raw(others.map(([n]) => n).join(", "))}, timestamp,
+        search_vector, search_grams)
+      SELECT s.id, ${sql.join(values)}, ${now()}::float8, ${search.vector}::tsvector,
+        ${search.grams}::tsvector FROM s
+      RETURNING id::text AS id`.execute(db);
+    const id = result.rows[0]?.id;
+    return id === undefined ? null : Number(id);
+  } catch (error) {
+    throw foreignKeyToNotFound(error, row.session_id, "appendMessage");
+  }
+}
+
 const notFound = (sessionId: string) =>
   new SessionNotFoundError(sessionId, `appendMessage: session ${sessionId} does not exist`);
 
@@ -112,7 +144,10 @@ export async function appendMessage(ctx: PgStoreContext, m: AppendMessageInput):
   const prepared = messageRowFor(m);
   ctx.check();
   const id = await ctx.group("appendMessage", prepared, async (db, items): Promise<GroupResult<number>[]> => {
-    const { ids } = await insertMessages(db, items, ctx.now, false);
+    const ids =
+      items.length === 1
+        ? [await insertOneMessage(db, items[0]!, ctx.now)]
+        : (await insertMessages(db, items, ctx.now, false)).ids;
     return ids.map((id, i) => (id === null ? { error: notFound(items[i]!.row.session_id) } : { ok: id }));
   });
   // Off the append path: starts a seal of the word index's open range past its mark.
