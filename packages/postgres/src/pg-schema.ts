@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import { migrationStatements, type PgMigration, type PgServerFeatures } from "./migrations/pg-migration.js";
 import { v06SplitWordIndex } from "./migrations/v06-split-word-index.js";
 import type { PgDb } from "./pg-database.js";
 import { createExtensions, ensureRum } from "./pg-extensions.js";
@@ -7,25 +8,6 @@ import { createExtensions, ensureRum } from "./pg-extensions.js";
 const TRGM_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
   (COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, ''))
   public.gin_trgm_ops)`;
-
-/** What the server offers that a migration step may use. */
-export interface PgServerFeatures {
-  /** The RUM access method is installed in the database (index-ordered ranking). */
-  readonly rum: boolean;
-}
-
-/** One versioned migration step of the PostgreSQL schema. */
-export interface PgMigration {
-  readonly version: number;
-  readonly name: string;
-  /** Statements, or statements for the server's features (RUM or GIN). */
-  readonly sql: readonly string[] | ((features: PgServerFeatures) => readonly string[]);
-}
-
-/** The statements of `step` on a server with `features`. */
-export function migrationStatements(step: PgMigration, features: PgServerFeatures): readonly string[] {
-  return typeof step.sql === "function" ? step.sql(features) : step.sql;
-}
 
 /** The GIN layout's word index (no RUM on the server): the matches selected, then sorted. */
 const GIN_WORD_INDEX_SQL =

@@ -10,7 +10,7 @@ import {
 import { comparableSearch } from "@hermes/postgres/testing";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { migrationStatements } from "../dist/pg-schema.js";
+import { migrationStatements } from "../dist/migrations/pg-migration.js";
 import { expectWholeLayout } from "./helpers/word-index.js";
 
 const url = inject("pgConnectionString");

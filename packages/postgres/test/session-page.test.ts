@@ -3,7 +3,7 @@ import { PG_MIGRATIONS } from "@hermes/postgres";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { createPgDb } from "../dist/pg-database.js";
-import { migrationStatements } from "../dist/pg-schema.js";
+import { migrationStatements } from "../dist/migrations/pg-migration.js";
 import { sessionPageByBounds } from "../dist/portable/session-page-by-bounds.js";
 import { freshSchema, serverUrl, storesClosedAfterEach } from "./helpers/test-stores.js";
 

@@ -8,7 +8,7 @@ import {
 } from "@hermes/postgres";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrationStatements } from "../dist/pg-schema.js";
+import { migrationStatements } from "../dist/migrations/pg-migration.js";
 import { freshSchema, serverUrl, storesClosedAfterEach } from "./helpers/test-stores.js";
 import {
   expectEachOnce,

@@ -1,5 +1,5 @@
-import type { PgMigration } from "../pg-schema.js";
 import { WORD_INDEX_LAYOUT_SQL, WORD_RANGES_TABLE_SQL } from "../search/word-ranges.js";
+import type { PgMigration } from "./pg-migration.js";
 
 /**
  * v6: the word index split by id range where RUM is installed (see `search/word-ranges.ts`):
