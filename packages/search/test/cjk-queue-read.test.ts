@@ -125,6 +125,31 @@ describe("short-CJK index read while behind", () => {
     );
   });
 
+  it("a queued row's stale entry does not count toward the newest-first early stop", () => {
+    const { db, exec } = indexedDb();
+    const newest = () => (db.prepare("SELECT max(timestamp) AS t FROM messages").get() as { t: number }).t;
+    // The oldest row becomes the newest match: every block bound from there up is its timestamp.
+    db.prepare("UPDATE messages SET timestamp = ? WHERE id = 1").run(newest() + 10);
+    // A newer row matches in the index (applied), then stops matching (queued, entry stale).
+    const stale = db
+      .prepare(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s-cli', 'user', '桂林', ?)",
+      )
+      .run(newest() + 10).lastInsertRowid;
+    db.transaction(() => void drainCjkQueue(exec, 1000))();
+    db.prepare("UPDATE messages SET content = 'plain text only' WHERE id = ?").run(stale);
+    const queued = cjkQueuedIds(exec, 1000);
+    expect(queued).toEqual([Number(stale)]);
+    const plan = planSearch("桂");
+    const ids = (p: SearchPlan, limit: number) =>
+      runSearch(exec, p, { limit, offset: 0, context: false }).map((h) => h.id);
+    // Counting the stale entry (newest of all) would stop after the first read, before row 1.
+    expect(ids(withQueuedCjkRows(plan, queued ?? []), 1)).toEqual([1]);
+    expect(ids(withQueuedCjkRows(plan, queued ?? []), 5)).toEqual(ids(withoutShortCjkIndex(plan), 5));
+    expect(exec.errors).toEqual([]);
+    db.close();
+  });
+
   it("no read around an index whose backfill is not complete, or a queue past the bound", () => {
     const db = searchDb(TEXTS.map((content) => ({ content })));
     const exec = recordingExecutor(db);
