@@ -1,3 +1,4 @@
+import type { QueryResultRow } from "pg";
 import type { PgDb } from "./pg-database.js";
 import type { GroupResult } from "./pg-writer.js";
 import type { WordIndex } from "./search/word-index.js";
@@ -20,6 +21,11 @@ export interface PgStoreContext {
   snapshot<T>(fn: (db: PgDb) => Promise<T>): Promise<T>;
   /** One write: a transaction (or, with `transaction: false`, one connection) after every earlier write. */
   write<T>(fn: (db: PgDb) => Promise<T>, o?: { transaction?: boolean }): Promise<T>;
+  /**
+   * One prepared statement on the pool, outside Kysely (`poolQuery`): for the store's hottest
+   * statement only. Inside a write it runs in the writer's order like any statement of it.
+   */
+  query<R extends QueryResultRow>(text: string, values: readonly unknown[]): Promise<R[]>;
   /** One item of a grouped write (see `PgWriter.group`): calls queued together share one statement. */
   group<I, R>(
     kind: string,

@@ -1,6 +1,6 @@
 import { type PostgresStoreStats, StoreClosedError, StoreReadOnlyError } from "@hermes/core";
 import type pg from "pg";
-import type { PgDb } from "./pg-database.js";
+import { type PgDb, poolQuery } from "./pg-database.js";
 import { mapPgError } from "./pg-errors.js";
 import type { PgStoreContext } from "./pg-store-context.js";
 import { PgWriter } from "./pg-writer.js";
@@ -49,6 +49,7 @@ export class PgStoreRuntime {
       read: (fn) => this.#read(fn),
       snapshot: (fn) => this.#snapshot(fn),
       write: (fn, o) => this.#write(fn, o),
+      query: (text, values) => poolQuery(parts.pool, text, values),
       group: (kind, item, fn) => {
         this.check();
         return this.#writer.group(kind, item, fn);

@@ -64,7 +64,8 @@ export class PgWriter {
    * Queues `item` for a grouped write of `kind`: it joins the last queued write when that is a
    * group of the same kind not yet started (nothing else was queued after it, so call order
    * holds), else starts a group. `fn` writes every item of the group in one statement (no
-   * transaction around it) and answers each; a group that fails as a whole (not a retryable
+   * transaction around it, and no connection held for it: `db` is the store's, on its pool) and
+   * answers each; a group that fails as a whole (not a retryable
    * conflict) is written again one item at a time, so one caller's bad item fails only its call.
    */
   group<I, R>(
@@ -92,7 +93,7 @@ export class PgWriter {
           if (this.#open === group) this.#open = null;
           return fn(db, items());
         },
-        { transaction: false },
+        { transaction: false, pinned: false },
       ).then(
         (results) => {
           // #attempt counted one write for the statement: the group's other calls on top.
@@ -108,6 +109,7 @@ export class PgWriter {
           for (const e of group.entries) {
             await this.#enqueue(async (db) => answer([e], await fn(db, [e.item as I])), {
               transaction: false,
+              pinned: false,
             }).catch((alone) => e.reject(alone));
           }
         },
@@ -115,9 +117,14 @@ export class PgWriter {
     });
   }
 
-  #enqueue<T>(fn: (db: PgDb) => Promise<T>, o: { transaction?: boolean }): Promise<T> {
+  /**
+   * Queues `fn` after every earlier write: in a transaction, on one connection (`transaction:
+   * false`), or, with `pinned: false` too, on the store's pool as it is (a single statement).
+   */
+  #enqueue<T>(fn: (db: PgDb) => Promise<T>, o: { transaction?: boolean; pinned?: boolean }): Promise<T> {
     this.#pending++;
-    const result = this.#tail.then(() => this.#attempt(fn, o.transaction !== false));
+    const mode = o.transaction !== false ? "transaction" : o.pinned === false ? "statement" : "connection";
+    const result = this.#tail.then(() => this.#attempt(fn, mode));
     this.#tail = result.then(
       () => this.#pending--,
       () => this.#pending--,
@@ -130,15 +137,21 @@ export class PgWriter {
     while (this.#pending > 0) await this.#tail;
   }
 
-  async #attempt<T>(fn: (db: PgDb) => Promise<T>, transaction: boolean): Promise<T> {
+  async #attempt<T>(
+    fn: (db: PgDb) => Promise<T>,
+    mode: "transaction" | "connection" | "statement",
+  ): Promise<T> {
     const started = performance.now();
     for (let attempt = 1, backoff = 2; ; attempt++, backoff = Math.min(backoff * 2, 100)) {
       try {
         this.stats.attempts++;
         // Kysely rolls back when `fn` throws (and discards a connection whose rollback fails).
-        const result = transaction
-          ? await this.db.transaction().execute(fn)
-          : await this.db.connection().execute(fn);
+        const result =
+          mode === "transaction"
+            ? await this.db.transaction().execute(fn)
+            : mode === "connection"
+              ? await this.db.connection().execute(fn)
+              : await fn(this.db);
         this.stats.writes++;
         this.stats.groups++;
         this.stats.groupMax = Math.max(this.stats.groupMax, 1);

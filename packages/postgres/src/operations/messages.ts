@@ -99,32 +99,47 @@ export async function insertMessages(
   };
 }
 
+/** The stored columns of an append but its session, in the lone-append statement's order. */
+const LONE_COLUMNS = INSERTED.filter(([n]) => n !== "session_id");
+/**
+ * The lone append's statement, built once: $1 the tool-call delta, $2 the session, then the
+ * other columns, the timestamp, the word vector and the gram vector.
+ */
+const LONE_APPEND_SQL = `WITH s AS (
+    UPDATE sessions SET message_count = message_count + 1,
+      tool_call_count = tool_call_count + $1::bigint
+    WHERE id = $2::text RETURNING id)
+  INSERT INTO messages (session_id, ${LONE_COLUMNS.map(([n]) => n).join(", ")}, timestamp,
+    search_vector, search_grams)
+  SELECT s.id, ${LONE_COLUMNS.map(([, type], i) => `$${i + 3}::${type}`).join(", ")},
+    $${LONE_COLUMNS.length + 3}::float8, $${LONE_COLUMNS.length + 4}::tsvector,
+    $${LONE_COLUMNS.length + 5}::tsvector FROM s
+  RETURNING id::text AS id`;
+
 /**
  * One message, the common group (an app appending alone): the session's counters move first
  * (that UPDATE locks the row, so no separate lock) and the row is inserted only when the session
- * exists (no id drawn otherwise), with scalar parameters instead of `unnest` over arrays. Same
- * effect as {@link insertMessages} for one row, with less work on the server.
+ * exists (no id drawn otherwise), with scalar parameters instead of `unnest` over arrays, sent
+ * through `query` (outside Kysely). Same effect as {@link insertMessages} for one row, with less
+ * work on both sides.
  */
 export async function insertOneMessage(
-  db: PgDb,
+  query: PgStoreContext["query"],
   message: PreparedMessage,
   now: () => number,
 ): Promise<number | null> {
   const { row, toolCallDelta } = message;
   const search = searchColumns(row.content, row.tool_calls, row.tool_name);
-  const others = INSERTED.filter(([n]) => n !== "session_id");
-  const values = others.map(([n, type]) => sql`${row[n] ?? null}::${sql.raw(type)}`);
   try {
-    const result = await sql<{ id: string }>`${sql.raw(PREPARED)}WITH s AS (
-        UPDATE sessions SET message_count = message_count + 1,
-          tool_call_count = tool_call_count + ${toolCallDelta}::bigint
-        WHERE id = ${row.session_id}::text RETURNING id)
-      INSERT INTO messages (session_id, ${sql.raw(others.map(([n]) => n).join(", "))}, timestamp,
-        search_vector, search_grams)
-      SELECT s.id, ${sql.join(values)}, ${now()}::float8, ${search.vector}::tsvector,
-        ${search.grams}::tsvector FROM s
-      RETURNING id::text AS id`.execute(db);
-    const id = result.rows[0]?.id;
+    const rows = await query<{ id: string }>(LONE_APPEND_SQL, [
+      toolCallDelta,
+      row.session_id,
+      ...LONE_COLUMNS.map(([n]) => row[n] ?? null),
+      now(),
+      search.vector,
+      search.grams,
+    ]);
+    const id = rows[0]?.id;
     return id === undefined ? null : Number(id);
   } catch (error) {
     throw foreignKeyToNotFound(error, row.session_id, "appendMessage");
@@ -146,7 +161,7 @@ export async function appendMessage(ctx: PgStoreContext, m: AppendMessageInput):
   const id = await ctx.group("appendMessage", prepared, async (db, items): Promise<GroupResult<number>[]> => {
     const ids =
       items.length === 1
-        ? [await insertOneMessage(db, items[0]!, ctx.now)]
+        ? [await insertOneMessage(ctx.query, items[0]!, ctx.now)]
         : (await insertMessages(db, items, ctx.now, false)).ids;
     return ids.map((id, i) => (id === null ? { error: notFound(items[i]!.row.session_id) } : { ok: id }));
   });
