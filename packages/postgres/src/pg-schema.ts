@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { migrationStatements, type PgMigration, type PgServerFeatures } from "./migrations/pg-migration.js";
 import { v06SplitWordIndex } from "./migrations/v06-split-word-index.js";
+import { v07GramRowTrigger } from "./migrations/v07-gram-row-trigger.js";
 import type { PgDb } from "./pg-database.js";
 import { createExtensions, ensureRum } from "./pg-extensions.js";
 
@@ -30,13 +31,14 @@ export function searchIndexStatements(features: PgServerFeatures): string[] {
 /**
  * Newest-first top-k of one short-CJK gram straight off a btree: one row per (gram, message)
  * of `search_grams`, keyed `(gram, timestamp DESC, message_id)` as the SQLite store orders such
- * hits, so a page is a range scan that stops after it. Kept equal to `search_grams` by the
- * statement-level triggers below, in the statement that writes the messages.
+ * hits, so a page is a range scan that stops after it. Kept equal to `search_grams` by
+ * triggers, in the statement that writes the messages: v4's below (v7 replaces the insert one
+ * with a row trigger for messages with CJK, `migrations/v07-gram-row-trigger.ts`).
  */
 const MESSAGE_GRAMS_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_message_grams
   ON message_grams (gram, timestamp DESC, message_id)`;
 
-/** The side table of short-CJK grams and the triggers that keep it in step with `messages`. */
+/** The side table of short-CJK grams and the triggers that kept it in step with `messages` (v4). */
 const MESSAGE_GRAMS_SQL = [
   `CREATE TABLE IF NOT EXISTS message_grams (
     gram text COLLATE "C" NOT NULL,
@@ -258,6 +260,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
     sql: ["CREATE INDEX IF NOT EXISTS idx_messages_timestamp ON messages (timestamp)"],
   },
   v06SplitWordIndex,
+  v07GramRowTrigger,
 ];
 
 /** The newest schema version this package writes. */

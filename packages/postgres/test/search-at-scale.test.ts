@@ -79,12 +79,13 @@ describe("schema v3: existing databases upgrade", () => {
       }
       const store = await openPostgresSessionStore({ connectionString: url, schema });
       opened.push(store);
-      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 6, newerVersion: false });
-      expect(store.migration.applied).toHaveLength(4);
+      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 7, newerVersion: false });
+      expect(store.migration.applied).toHaveLength(5);
       expect(store.migration.applied[0]).toMatch(/^v3: /);
       expect(store.migration.applied[1]).toMatch(/^v4: /);
       expect(store.migration.applied[2]).toMatch(/^v5: /);
       expect(store.migration.applied[3]).toMatch(/^v6: /);
+      expect(store.migration.applied[4]).toMatch(/^v7: /);
       expect((await store.searchMessages("桂林")).map((h) => h.id)).toHaveLength(2);
       expect((await store.searchMessages("龙")).map((h) => h.id)).toEqual([6]);
       expect((await store.searchMessages("数据库")).map((h) => h.id)).toEqual([5]);
@@ -145,11 +146,12 @@ describe("schema v4: the short-CJK gram table", () => {
       expect((await c.query("SELECT to_regclass('message_grams') AS t")).rows[0].t).toBeNull();
       const store = await openPostgresSessionStore({ connectionString: url, schema });
       opened.push(store);
-      expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 6, newerVersion: false });
+      expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 7, newerVersion: false });
       expect(store.migration.applied).toEqual([
         expect.stringMatching(/^v4: /),
         expect.stringMatching(/^v5: /),
         expect.stringMatching(/^v6: /),
+        expect.stringMatching(/^v7: /),
       ]);
       expect(await gramTableDrift(c)).toEqual({ missing: 0, extra: 0 });
       // v3's gram index (RUM where installed) is rebuilt as GIN over messages holding CJK only.

@@ -2,8 +2,8 @@ import { type SessionPageRow, type SessionStore, sessionPageArguments } from "@h
 import { PG_MIGRATIONS } from "@hermes/postgres";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { createPgDb } from "../dist/pg-database.js";
 import { migrationStatements } from "../dist/migrations/pg-migration.js";
+import { createPgDb } from "../dist/pg-database.js";
 import { sessionPageByBounds } from "../dist/portable/session-page-by-bounds.js";
 import { freshSchema, serverUrl, storesClosedAfterEach } from "./helpers/test-stores.js";
 
@@ -183,7 +183,7 @@ describe("sessions page from the newest activity (PostgreSQL)", () => {
     }
   });
 
-  it("a v4 schema upgrades to v5 (the timestamp index, then v6) in place and lists as before", async () => {
+  it("a v4 schema upgrades to v5 (the timestamp index, then v6 and v7) in place and lists as before", async () => {
     const schema = freshSchema();
     const { c, end } = await connect(schema);
     try {
@@ -205,10 +205,11 @@ describe("sessions page from the newest activity (PostgreSQL)", () => {
         ).rows.length;
       expect(await indexes()).toBe(0);
       const store = await openStore({ schema });
-      expect(store.migration).toMatchObject({ fromVersion: 4, toVersion: 6, newerVersion: false });
+      expect(store.migration).toMatchObject({ fromVersion: 4, toVersion: 7, newerVersion: false });
       expect(store.migration.applied).toEqual([
         expect.stringMatching(/^v5: sessions page/),
         expect.stringMatching(/^v6: /),
+        expect.stringMatching(/^v7: /),
       ]);
       expect(await indexes()).toBe(1);
       expect(await allPages(store, { limit: 20 })).toEqual(

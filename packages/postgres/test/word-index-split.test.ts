@@ -367,8 +367,8 @@ describe("schema v6: a v5 store upgrades", () => {
     }
     expect(await wordIndexes(c)).toEqual({ idx_messages_search_vector: "rum" });
     const store = await open({ schema });
-    expect(store.migration).toMatchObject({ fromVersion: 5, toVersion: 6 });
-    expect(store.migration.applied).toEqual([expect.stringMatching(/^v6: /)]);
+    expect(store.migration).toMatchObject({ fromVersion: 5, toVersion: 7 });
+    expect(store.migration.applied).toEqual([expect.stringMatching(/^v6: /), expect.stringMatching(/^v7: /)]);
     expect((await expectWholeLayout(c)).map((r) => [r.lo, r.hi])).toEqual([
       [0, 120],
       [120, null],

@@ -118,7 +118,7 @@ describe("hermes-sessions with PostgreSQL", () => {
     const byName = Object.fromEntries(
       report.checks.map((c: { name: string; status: string; detail: string }) => [c.name, c]),
     );
-    expect(byName["schema version"]).toMatchObject({ status: "ok", detail: expect.stringMatching(/^v6\b/) });
+    expect(byName["schema version"]).toMatchObject({ status: "ok", detail: expect.stringMatching(/^v7\b/) });
     expect(byName["search index method"]).toMatchObject({
       status: "ok",
       detail: expect.stringMatching(/^RUM/),
