@@ -65,8 +65,8 @@ export class PgWriter {
    * group of the same kind not yet started (nothing else was queued after it, so call order
    * holds), else starts a group. `fn` writes every item of the group in one statement (no
    * transaction around it, and no connection held for it: `db` is the store's, on its pool) and
-   * answers each; a group that fails as a whole (not a retryable
-   * conflict) is written again one item at a time, so one caller's bad item fails only its call.
+   * answers each; a group that fails as a whole (not a retryable conflict) is written again one
+   * item at a time, so one caller's bad item fails only its call.
    */
   group<I, R>(
     kind: string,
