@@ -140,7 +140,7 @@ function typedPool(pool: pg.Pool, shared: boolean): PostgresPool {
 }
 
 /**
- * Runs one {@link PREPARED} statement (`text` with `$n` parameters) on a connection of `pool`,
+ * Runs `text` (with `$n` parameters) as a named prepared statement on a connection of `pool`,
  * with the store's type parsers, outside Kysely: for the statement the store runs most (a lone
  * append), where building, compiling and executing it through Kysely cost a third of the
  * app's CPU per call. The connection's session settings are left as they are.

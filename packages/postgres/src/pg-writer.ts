@@ -17,6 +17,9 @@ interface OpenGroup {
   readonly entries: GroupEntry<unknown, unknown>[];
 }
 
+/** Where a write runs: in a transaction, on one connection, or as one statement on the pool. */
+type WriteMode = "transaction" | "connection" | "statement";
+
 /** A grouped write's answer for one item: its result, or the error for that caller alone. */
 export type GroupResult<R> = { ok: R } | { error: unknown };
 
@@ -57,7 +60,7 @@ export class PgWriter {
    */
   run<T>(fn: (db: PgDb) => Promise<T>, o: { transaction?: boolean } = {}): Promise<T> {
     this.#open = null;
-    return this.#enqueue(fn, o);
+    return this.#enqueue(fn, o.transaction === false ? "connection" : "transaction");
   }
 
   /**
@@ -88,13 +91,10 @@ export class PgWriter {
           else e.reject(r.error);
         });
       const items = () => group.entries.map((e) => e.item as I);
-      this.#enqueue(
-        async (db) => {
-          if (this.#open === group) this.#open = null;
-          return fn(db, items());
-        },
-        { transaction: false, pinned: false },
-      ).then(
+      this.#enqueue(async (db) => {
+        if (this.#open === group) this.#open = null;
+        return fn(db, items());
+      }, "statement").then(
         (results) => {
           // #attempt counted one write for the statement: the group's other calls on top.
           this.stats.writes += group.entries.length - 1;
@@ -107,10 +107,9 @@ export class PgWriter {
             return;
           }
           for (const e of group.entries) {
-            await this.#enqueue(async (db) => answer([e], await fn(db, [e.item as I])), {
-              transaction: false,
-              pinned: false,
-            }).catch((alone) => e.reject(alone));
+            await this.#enqueue(async (db) => answer([e], await fn(db, [e.item as I])), "statement").catch(
+              (alone) => e.reject(alone),
+            );
           }
         },
       );
@@ -118,12 +117,11 @@ export class PgWriter {
   }
 
   /**
-   * Queues `fn` after every earlier write: in a transaction, on one connection (`transaction:
-   * false`), or, with `pinned: false` too, on the store's pool as it is (a single statement).
+   * Queues `fn` after every earlier write, run in a transaction, on one connection, or (a single
+   * statement) on the store's pool as it is.
    */
-  #enqueue<T>(fn: (db: PgDb) => Promise<T>, o: { transaction?: boolean; pinned?: boolean }): Promise<T> {
+  #enqueue<T>(fn: (db: PgDb) => Promise<T>, mode: WriteMode): Promise<T> {
     this.#pending++;
-    const mode = o.transaction !== false ? "transaction" : o.pinned === false ? "statement" : "connection";
     const result = this.#tail.then(() => this.#attempt(fn, mode));
     this.#tail = result.then(
       () => this.#pending--,
@@ -137,10 +135,7 @@ export class PgWriter {
     while (this.#pending > 0) await this.#tail;
   }
 
-  async #attempt<T>(
-    fn: (db: PgDb) => Promise<T>,
-    mode: "transaction" | "connection" | "statement",
-  ): Promise<T> {
+  async #attempt<T>(fn: (db: PgDb) => Promise<T>, mode: WriteMode): Promise<T> {
     const started = performance.now();
     for (let attempt = 1, backoff = 2; ; attempt++, backoff = Math.min(backoff * 2, 100)) {
       try {
