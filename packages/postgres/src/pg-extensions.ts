@@ -14,18 +14,32 @@ export async function createExtensions(db: PgDb): Promise<void> {
         AND NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'rum')) AS missing`.execute(db);
   if (rows[0]?.missing === true)
     await sql`SELECT pg_advisory_xact_lock(hashtext('hermes-sessions-extensions'))`.execute(db);
-  await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`.execute(db);
+  // A session that does not take the lock (another tool) may create it at the same moment: the
+  // loser's unique violation comes once the winner has committed, so a second try finds it.
+  for (let attempt = 1; ; attempt++) {
+    await sql`SAVEPOINT hermes_extensions`.execute(db);
+    try {
+      await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`.execute(db);
+      await sql`RELEASE SAVEPOINT hermes_extensions`.execute(db);
+      return;
+    } catch (error) {
+      await sql`ROLLBACK TO SAVEPOINT hermes_extensions`.execute(db);
+      if (attempt === 2 || (error as { code?: string }).code !== "23505") throw error;
+    }
+  }
 }
 
 /**
  * Whether RUM is usable: installed in the database, or installable now (a superuser's
  * connection; the extension is not trusted). A failed `CREATE EXTENSION` is rolled back to a
- * savepoint, never an error: search then runs on GIN.
+ * savepoint, never an error: search then runs on GIN, unless another session made it meanwhile.
  */
 export async function ensureRum(db: PgDb): Promise<boolean> {
   const count = async (query: ReturnType<typeof sql<{ n: number }>>) =>
     Number((await query.execute(db)).rows[0]?.n ?? 0);
-  if ((await count(sql`SELECT count(*) AS n FROM pg_extension WHERE extname = 'rum'`)) > 0) return true;
+  const installed = async () =>
+    (await count(sql`SELECT count(*) AS n FROM pg_extension WHERE extname = 'rum'`)) > 0;
+  if (await installed()) return true;
   if ((await count(sql`SELECT count(*) AS n FROM pg_available_extensions WHERE name = 'rum'`)) === 0)
     return false;
   await sql`SAVEPOINT hermes_rum`.execute(db);
@@ -35,6 +49,7 @@ export async function ensureRum(db: PgDb): Promise<boolean> {
     return true;
   } catch {
     await sql`ROLLBACK TO SAVEPOINT hermes_rum`.execute(db);
-    return false;
+    // Lost a race to another session creating it (a unique violation once that one committed).
+    return installed();
   }
 }
