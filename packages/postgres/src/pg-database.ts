@@ -21,18 +21,10 @@ export interface PgMessagesTable extends MessagesTable {
   search_grams: Generated<string>;
 }
 
-/** One short-CJK gram of a message (see `idx_message_grams`), written by triggers on `messages`. */
-export interface PgMessageGramsTable {
-  gram: string;
-  timestamp: number;
-  message_id: number;
-}
-
 /** The Kysely database interface of the PostgreSQL schema (see `PG_MIGRATIONS`). */
 export interface PgDatabase {
   sessions: SessionsTable;
   messages: PgMessagesTable;
-  message_grams: PgMessageGramsTable;
   state_meta: StateMetaTable;
   schema_version: SchemaVersionTable;
 }
@@ -58,14 +50,17 @@ const TYPES = {
 export const PREPARED = "/* hermes:prepared */ ";
 /**
  * A {@link PREPARED} statement whose plan must read each of its indexes in order: it runs with
- * sequential scans and sorts disabled (and JIT off, which a disabled plan's cost would trigger).
- * A ranked query over the split word index pages by each range's index order (ties included),
- * which a sequential scan and a bounded sort (chosen on a small or unanalyzed table) would not
- * keep from one page to the next.
+ * sequential scans, sorts and incremental sorts disabled (and JIT off, which a disabled plan's
+ * cost would trigger; and parallel workers, whose start costs more than such a read). A ranked
+ * query over the split word index pages by each range's index order (ties included), which a
+ * sequential scan and a bounded sort (chosen on a small or unanalyzed table) would not keep from
+ * one page to the next; a CJK term's page among the newest messages walks their index.
  */
 export const PREPARED_STEERED = "/* hermes:prepared:steered */ ";
-const STEER = "SET enable_seqscan = off; SET enable_sort = off; SET jit = off";
-const UNSTEER = "RESET enable_seqscan; RESET enable_sort; RESET jit";
+const STEER =
+  "SET enable_seqscan = off; SET enable_sort = off; SET enable_incremental_sort = off; SET jit = off; SET max_parallel_workers_per_gather = 0";
+const UNSTEER =
+  "RESET enable_seqscan; RESET enable_sort; RESET enable_incremental_sort; RESET jit; RESET max_parallel_workers_per_gather";
 const preparedNames = new Map<string, string>();
 function preparedName(text: string): string {
   let name = preparedNames.get(text);

@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { migrationStatements, type PgMigration, type PgServerFeatures } from "./migrations/pg-migration.js";
 import { v06SplitWordIndex } from "./migrations/v06-split-word-index.js";
 import { v07GramRowTrigger } from "./migrations/v07-gram-row-trigger.js";
+import { CJK_RECENT_INDEX_SQL, v08CjkRecentIndex } from "./migrations/v08-cjk-recent-index.js";
 import type { PgDb } from "./pg-database.js";
 import { createExtensions, ensureRum } from "./pg-extensions.js";
 
@@ -17,23 +18,21 @@ const GIN_WORD_INDEX_SQL =
 /**
  * The search indexes of the current schema but the split word index (with RUM: its ranges'
  * indexes are made from its registry, see `search/word-ranges.ts`): without RUM the GIN word
- * index; the gram vector's index, pg_trgm's and `idx_message_grams` on both.
+ * index; the gram vector's index, pg_trgm's and the newest CJK messages' (v8) on both.
  */
 export function searchIndexStatements(features: PgServerFeatures): string[] {
   return [
     ...(features.rum ? [] : [GIN_WORD_INDEX_SQL]),
     GRAM_INDEX_SQL,
     TRGM_INDEX_SQL,
-    MESSAGE_GRAMS_INDEX_SQL,
+    CJK_RECENT_INDEX_SQL,
   ];
 }
 
 /**
- * Newest-first top-k of one short-CJK gram straight off a btree: one row per (gram, message)
- * of `search_grams`, keyed `(gram, timestamp DESC, message_id)` as the SQLite store orders such
- * hits, so a page is a range scan that stops after it. Kept equal to `search_grams` by
- * triggers, in the statement that writes the messages: v4's below (v7 replaces the insert one
- * with a row trigger for messages with CJK, `migrations/v07-gram-row-trigger.ts`).
+ * v4's btree of the side table `message_grams`: one row per (gram, message) of `search_grams`,
+ * keyed `(gram, timestamp DESC, message_id)`, kept by triggers (v7 made the insert one a row
+ * trigger). v8 drops the table and its triggers (`migrations/v08-cjk-recent-index.ts`).
  */
 const MESSAGE_GRAMS_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_message_grams
   ON message_grams (gram, timestamp DESC, message_id)`;
@@ -87,17 +86,16 @@ const MESSAGE_GRAMS_SQL = [
    EXECUTE FUNCTION hermes_message_grams_update()`,
 ];
 
-/** Refills `message_grams` from every message's `search_grams` (upgrade, rebuild). */
-export const MESSAGE_GRAMS_BACKFILL_SQL = `INSERT INTO message_grams (gram, timestamp, message_id)
+/** Fills v4's `message_grams` from every message's `search_grams`. */
+const MESSAGE_GRAMS_BACKFILL_SQL = `INSERT INTO message_grams (gram, timestamp, message_id)
   SELECT l, m.timestamp, m.id FROM messages m, unnest(tsvector_to_array(m.search_grams)) AS l
   WHERE m.search_grams <> ''::tsvector`;
 
 /**
  * The gram index holds messages with CJK only (partial; queries state the predicate, see
- * `substringCondition`), and is a GIN index on every server: newest-first pages of one CJK
- * term come off `idx_message_grams`, so it only selects the matches of combined CJK queries,
- * and GIN's pending list makes an append's entries cheap where RUM's wrote a third of an
- * append's WAL.
+ * `substringCondition`), and is a GIN index on every server: it selects a CJK query's matches
+ * (newest-first pages may walk `idx_messages_cjk_recent` instead), and GIN's pending list makes
+ * an append's entries cheap where RUM's wrote a third of an append's WAL.
  */
 export const GRAMS_PRESENT = "search_grams <> ''::tsvector";
 
@@ -261,6 +259,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   },
   v06SplitWordIndex,
   v07GramRowTrigger,
+  v08CjkRecentIndex,
 ];
 
 /** The newest schema version this package writes. */

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { migrationStatements } from "../dist/migrations/pg-migration.js";
 import { createPgDb } from "../dist/pg-database.js";
 import { sessionPageByBounds } from "../dist/portable/session-page-by-bounds.js";
+import { ensureExtensions } from "./helpers/extensions.js";
 import { freshSchema, serverUrl, storesClosedAfterEach } from "./helpers/test-stores.js";
 
 // The unfiltered sessions page proven from the newest activity (schema v5's timestamp index,
@@ -183,12 +184,12 @@ describe("sessions page from the newest activity (PostgreSQL)", () => {
     }
   });
 
-  it("a v4 schema upgrades to v5 (the timestamp index, then v6 and v7) in place and lists as before", async () => {
+  it("a v4 schema upgrades to v5 (the timestamp index, then v6 to v8) in place and lists as before", async () => {
     const schema = freshSchema();
     const { c, end } = await connect(schema);
     try {
       await c.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-      await c.query("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public");
+      await ensureExtensions(url);
       const rum =
         (await c.query("SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'rum'")).rows[0].n > 0;
       for (const step of PG_MIGRATIONS.filter((s) => s.version <= 4))
@@ -205,11 +206,12 @@ describe("sessions page from the newest activity (PostgreSQL)", () => {
         ).rows.length;
       expect(await indexes()).toBe(0);
       const store = await openStore({ schema });
-      expect(store.migration).toMatchObject({ fromVersion: 4, toVersion: 7, newerVersion: false });
+      expect(store.migration).toMatchObject({ fromVersion: 4, toVersion: 8, newerVersion: false });
       expect(store.migration.applied).toEqual([
         expect.stringMatching(/^v5: sessions page/),
         expect.stringMatching(/^v6: /),
         expect.stringMatching(/^v7: /),
+        expect.stringMatching(/^v8: /),
       ]);
       expect(await indexes()).toBe(1);
       expect(await allPages(store, { limit: 20 })).toEqual(

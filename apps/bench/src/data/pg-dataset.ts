@@ -177,11 +177,11 @@ async function load(
   try {
     // Not durable per batch (the load is redone whole if interrupted).
     await client.query("SET synchronous_commit = off");
-    // The other indexes the store made on messages and its gram table, rebuilt after the rows
-    // from their own definitions.
+    // The other indexes the store made on messages, rebuilt after the rows from their own
+    // definitions.
     const indexes = (
       await client.query<{ indexname: string; indexdef: string }>(
-        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename IN ('messages', 'message_grams') AND indexname <> 'messages_pkey'",
+        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'messages' AND indexname <> 'messages_pkey'",
       )
     ).rows;
     for (const index of indexes) await client.query(`DROP INDEX ${index.indexname}`);
@@ -258,7 +258,7 @@ async function load(
       await store.close();
     }
     lap("indexes");
-    await client.query("VACUUM (ANALYZE) sessions, messages, message_grams, state_meta");
+    await client.query("VACUUM (ANALYZE) sessions, messages, state_meta");
     lap("analyze");
     const count = Number((await client.query("SELECT count(*) AS n FROM messages")).rows[0].n);
     if (count !== data.messages) throw new Error(`loaded ${count} messages, expected ${data.messages}`);

@@ -4,7 +4,7 @@ import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import { mapPgError } from "../pg-errors.js";
 import { ensureRum } from "../pg-extensions.js";
-import { MESSAGE_GRAMS_BACKFILL_SQL, searchIndexStatements } from "../pg-schema.js";
+import { searchIndexStatements } from "../pg-schema.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { searchColumns } from "../search/pg-search-text.js";
 import { type SealReport, type SealStep, SealStopped } from "../search/seal-word-ranges.js";
@@ -81,7 +81,7 @@ export async function verifySearchIndex(ctx: PgStoreContext): Promise<SearchInde
     const indexes = (
       await sql<{ indexname: string }>`SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()
         AND indexname IN ('idx_messages_search_vector', 'idx_messages_search_trgm', 'idx_messages_search_grams',
-          'idx_message_grams')`.execute(db)
+          'idx_messages_cjk_recent')`.execute(db)
     ).rows.map((r) => r.indexname);
     const status = (name: string, kind: "unicode61" | "trigram" | "short-cjk"): SearchIndexStatus => {
       if (!indexes.includes(name))
@@ -102,7 +102,7 @@ export async function verifySearchIndex(ctx: PgStoreContext): Promise<SearchInde
         : status("idx_messages_search_vector", "unicode61"),
       status("idx_messages_search_trgm", "trigram"),
       status("idx_messages_search_grams", "short-cjk"),
-      status("idx_message_grams", "short-cjk"),
+      status("idx_messages_cjk_recent", "short-cjk"),
     ];
     return { ok: list.every((s) => s.status !== "missing" && s.status !== "damaged"), indexes: list };
   });
@@ -140,7 +140,7 @@ async function ensureWordIndexes(db: PgDb, rum: boolean): Promise<void> {
 /**
  * Recomputes every message's search columns (rows whose stored columns differ are rewritten, in
  * transactions of 1,000 messages; holding `messages` exclusively when one is in a sealed
- * range), refills `message_grams`, then recreates missing search indexes; with RUM installed
+ * range), then recreates missing search indexes; with RUM installed
  * since the schema was made, the word index is laid out split. A sealed range whose rows were
  * rewritten then gets a fresh RUM index (`REINDEX CONCURRENTLY`).
  */
@@ -198,10 +198,6 @@ export async function rebuildSearchIndex(
     // First: waiting for a seal holds nothing it waits for.
     await lockSeals(db, "transaction");
     const rum = await ensureRum(db);
-    // The gram side table refilled from the recomputed columns (the triggers kept it in step
-    // with the updates; this also repairs a table damaged by hand).
-    await sql`DELETE FROM message_grams`.execute(db);
-    await sql.raw(MESSAGE_GRAMS_BACKFILL_SQL).execute(db);
     await ensureWordIndexes(db, rum);
     for (const statement of searchIndexStatements({ rum })) await sql.raw(statement).execute(db);
   });
@@ -227,12 +223,12 @@ async function reindexSealed(ctx: PgStoreContext, ranges: readonly WordRange[]):
   );
 }
 
-/** The search indexes of `messages` and `message_grams` (dropped for a bulk load, see {@link deferSearchIndexes}). */
+/** The search indexes of `messages` (dropped for a bulk load, see {@link deferSearchIndexes}). */
 const SEARCH_INDEXES = [
   "idx_messages_search_vector",
   "idx_messages_search_grams",
   "idx_messages_search_trgm",
-  "idx_message_grams",
+  "idx_messages_cjk_recent",
 ];
 
 /**
@@ -270,7 +266,7 @@ export async function buildSearchIndexes(ctx: PgStoreContext): Promise<void> {
     for (const statement of searchIndexStatements({ rum })) await sql.raw(statement).execute(db);
   });
   await ctx.searchIndex.refresh();
-  await ctx.write((db) => sql`ANALYZE messages, message_grams`.execute(db), { transaction: false });
+  await ctx.write((db) => sql`ANALYZE messages`.execute(db), { transaction: false });
 }
 
 /**

@@ -2,57 +2,60 @@ import type { SearchHit, SearchMessagesOptions } from "@hermes/core";
 import { substringExcerpt } from "@hermes/search";
 import { type Expression, type RawBuilder, sql } from "kysely";
 import { collateC, type PgDb } from "../pg-database.js";
+import { GRAMS_PRESENT } from "../pg-schema.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { fts5Snippet } from "../search/fts5-compat.js";
-import {
-  filterCondition,
-  HIT_COLUMNS,
-  type HitRow,
-  matching,
-  type SearchFilters,
-} from "../search/hit-rows.js";
+import { HIT_COLUMNS, type HitRow, matching, type SearchFilters } from "../search/hit-rows.js";
 import { rankedRangesPage } from "../search/ranked-page.js";
 import { searchArguments } from "../search/search-arguments.js";
 import { hitContext, withContexts } from "../search/search-contexts.js";
 import { searchQuery } from "../search/search-query.js";
 
 /**
- * The page of a one-CJK-term query, newest first straight off `idx_message_grams`: a range
- * scan of the driving gram's entries in `(timestamp DESC, id)` order, each checked against the
- * query (exact for a one-gram term; the other pairs and the substring for longer terms),
- * that stops once the page is full (with a source filter, ties sorted by source then id
- * descending, as on SQLite, over that order).
+ * Matches of a newest-first query (CJK and substring), newest first; ties as the SQLite store
+ * orders them (the reference's own plan): by id ascending, or with a source filter by source,
+ * then id descending (SQLite also orders by the session's rowid there, which PostgreSQL lacks).
  */
-function gramPage(
+function newestFirstPage(
   db: PgDb,
-  gram: string,
   where: RawBuilder<boolean>,
   f: SearchFilters,
   limit: number,
   offset: number,
 ) {
-  return db
-    .selectFrom("message_grams as g")
-    .innerJoin("messages as m", "m.id", "g.message_id")
-    .innerJoin("sessions as s", "s.id", "m.session_id")
-    .where("g.gram", "=", gram)
-    .where(where)
-    .where(filterCondition(f))
+  return matching(db, where, f)
     .select(HIT_COLUMNS)
-    .orderBy("g.timestamp", "desc")
-    .$if(f.sourceFilter === null, (qb) => qb.orderBy("g.message_id", "asc"))
+    .orderBy("m.timestamp", "desc")
+    .$if(f.sourceFilter === null, (qb) => qb.orderBy("m.id", "asc"))
     .$if(f.sourceFilter !== null, (qb) => qb.orderBy(collateC("s.source")).orderBy("m.id", "desc"))
     .limit(limit)
     .offset(offset);
 }
 
 /**
+ * How many of the newest messages with CJK a CJK term's page is first sought in: enough for a
+ * term in one message of 50 to fill it, and a bounded walk when it is rarer.
+ */
+function recentWindow(limit: number, offset: number): number {
+  return Math.min(50 * (offset + limit), 10_000);
+}
+
+/**
+ * The messages with CJK no older than the `n`th newest (all of them when there are fewer):
+ * every hit among them precedes, newest first, every hit outside them.
+ */
+function withinRecent(where: RawBuilder<boolean>, n: number): RawBuilder<boolean> {
+  return sql<boolean>`${where} AND m.timestamp >= COALESCE((SELECT c.timestamp FROM messages c
+    WHERE c.${sql.raw(GRAMS_PRESENT)} ORDER BY c.timestamp DESC LIMIT 1 OFFSET ${n - 1}), '-Infinity'::float8)`;
+}
+
+/**
  * Full-text search with the SQLite store's syntax, hit sets and snippets: word queries through
  * the word index, ranked by PostgreSQL's relevance (`ts_rank`; with RUM, `search_vector <=>
  * query` reads the top hits of each sealed range off its index instead of scoring every
- * match, see `rankedRangesPage`); CJK and substring
- * queries newest first, a query of one CJK term off the `message_grams` btree, others through
- * the gram and pg_trgm indexes with their matches sorted.
+ * match, see `rankedRangesPage`); CJK and substring queries newest first, through the gram
+ * and pg_trgm indexes with their matches sorted, or down `idx_messages_cjk_recent` (the newest
+ * messages with CJK) for one CJK term whose page fills among the newest (see `oneCjkTermPage`).
  */
 export async function searchMessages(
   ctx: PgStoreContext,
@@ -66,47 +69,30 @@ export async function searchMessages(
   const built = searchQuery(query, plan);
   if (built === null) return [];
   const filters = { sourceFilter, excludeSources, roleFilter };
-  // A longer CJK term checks each of its driving gram's messages (the other pairs, the
-  // substring): the planner, estimating those checks as far more selective than they are,
-  // would rather select every match and sort it, so this transaction turns bitmap scans and
-  // sorts off (local settings). Disabled plans cost 1e10, past `jit_above_cost`: JIT off too.
-  const steer = built.gram !== null && !built.gramExact;
-  const run = async (db: PgDb) => {
+  const rows = async (db: PgDb) => {
+    const { rankBy } = built;
+    if (rankBy === null) {
+      if (!built.oneCjkTerm)
+        return withContexts(newestFirstPage(db, built.where, filters, limit, offset), false).execute(db);
+      return oneCjkTermPage(db, built.where, filters, limit, offset);
+    }
     // The split word index's ranges (none: the GIN layout) as the store last read them.
-    const ranges = built.rankBy !== null ? await ctx.searchIndex.ranges(db) : [];
-    if (steer)
-      await sql`SELECT set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true),
-        set_config('jit', 'off', true)`.execute(db);
+    const ranges = await ctx.searchIndex.ranges(db);
     const page: Expression<HitRow> =
-      built.gram !== null
-        ? gramPage(db, built.gram, built.gramExact ? sql<boolean>`true` : built.where, filters, limit, offset)
-        : built.rankBy !== null && ranges.length > 0
-          ? rankedRangesPage(db, { where: built.where, rankBy: built.rankBy, filters, ranges, limit, offset })
-          : matching(db, built.where, filters)
-              .select(HIT_COLUMNS)
-              // Ranked on the GIN layout: every match scored (ts_rank; RUM's `<=>` is 1 / ts_rank) and sorted.
-              .$if(built.rankBy !== null, (qb) =>
-                qb.orderBy(sql`ts_rank(m.search_vector, ${built.rankBy}::tsquery)`, "desc").orderBy("m.id"),
-              )
-              // Newest first; ties as the SQLite store orders them (the reference's own plan): by id
-              // ascending, or with a source filter by source, then id descending (SQLite also orders by
-              // the session's rowid there, which PostgreSQL lacks).
-              .$if(built.rankBy === null && sourceFilter === null, (qb) =>
-                qb.orderBy("m.timestamp", "desc").orderBy("m.id", "asc"),
-              )
-              .$if(built.rankBy === null && sourceFilter !== null, (qb) =>
-                qb.orderBy("m.timestamp", "desc").orderBy(collateC("s.source")).orderBy("m.id", "desc"),
-              )
-              .limit(limit)
-              .offset(offset);
-    // The page and each hit's context in one statement; prepared where its text is one of a
-    // few (ranked word queries and one-CJK-term pages: the terms are parameters).
-    const split = built.rankBy !== null && ranges.length > 0;
-    const { rows } = await withContexts(
-      page,
-      split ? "steered" : built.rankBy !== null || built.gram !== null,
-    ).execute(db);
-    return rows.map((row) => {
+      ranges.length > 0
+        ? rankedRangesPage(db, { where: built.where, rankBy, filters, ranges, limit, offset })
+        : matching(db, built.where, filters)
+            .select(HIT_COLUMNS)
+            // Ranked on the GIN layout: every match scored (ts_rank; RUM's `<=>` is 1 / ts_rank) and sorted.
+            .orderBy(sql`ts_rank(m.search_vector, ${rankBy}::tsquery)`, "desc")
+            .orderBy("m.id")
+            .limit(limit)
+            .offset(offset);
+    // The page and each hit's context in one statement, prepared (the terms are parameters).
+    return withContexts(page, ranges.length > 0 ? "steered" : true).execute(db);
+  };
+  const run = async (db: PgDb) =>
+    (await rows(db)).rows.map((row) => {
       const columns = [row.content, row.tool_calls, row.tool_name];
       const snippet =
         built.ranked !== null
@@ -125,7 +111,30 @@ export async function searchMessages(
         context: hitContext(row),
       };
     });
-  };
-  // One statement, the page with its contexts (with its planner settings for a longer CJK term).
-  return steer ? ctx.snapshot(run) : ctx.read(run);
+  // One statement, the page with its contexts (two for a CJK term that falls back: the second
+  // page stands on its own, so they need no common snapshot).
+  return ctx.read(run);
+}
+
+/**
+ * The page of one CJK term, newest first. First sought among the newest messages with CJK: a
+ * walk down `idx_messages_cjk_recent` (a steered prepared statement: planned once, in that
+ * index's order) checking each message's grams (and, for three or more characters, the
+ * substring), that stops when the page is full, as it soon does for a common term. Only when it
+ * does not fill there (a rare term) is the page planned for the term over every message:
+ * selected through the GIN gram index and sorted. Without the first step the planner, which
+ * cannot know a term's frequency in a prepared plan and takes a longer term's substring check
+ * for far more selective than it is, would select and sort most messages with CJK.
+ */
+async function oneCjkTermPage(
+  db: PgDb,
+  where: RawBuilder<boolean>,
+  filters: SearchFilters,
+  limit: number,
+  offset: number,
+) {
+  const recent = withinRecent(where, recentWindow(limit, offset));
+  const near = await withContexts(newestFirstPage(db, recent, filters, limit, offset), "steered").execute(db);
+  if (near.rows.length === limit) return near;
+  return withContexts(newestFirstPage(db, where, filters, limit, offset), false).execute(db);
 }

@@ -134,22 +134,18 @@ export function cjkGrams(text: string): string[] {
 }
 
 /** The gram lexeme of a one- or two-character term holding CJK, or `null` for other terms. */
-export function shortCjkGram(term: string): string | null {
+function shortCjkGram(term: string): string | null {
   const chars = [...term.toLowerCase()];
   if (chars.length > 2 || !containsCjk(term)) return null;
   return GRAM_MARK + chars.join("");
 }
 
 /**
- * The gram whose entries in `message_grams` hold every match of a CJK-mode term: the term's
- * own gram (one or two characters holding CJK), or the first character pair of a longer
- * all-CJK term (its matches are among that pair's messages); `null` for other terms.
+ * Whether `term` is found through the gram column: one or two characters holding CJK (its own
+ * gram), or three or more, all CJK (its gram pairs, then checked as a substring).
  */
-export function drivingGram(term: string): string | null {
-  const short = shortCjkGram(term);
-  if (short !== null) return short;
-  const chars = [...term.toLowerCase()];
-  return chars.length >= 3 && allCjk(term) ? GRAM_MARK + chars[0] + chars[1] : null;
+export function gramTerm(term: string): boolean {
+  return shortCjkGram(term) !== null || ([...term].length >= 3 && allCjk(term));
 }
 
 /** The gram `tsquery` of a one- or two-character term holding CJK, or `null` for other terms. */

@@ -1,13 +1,7 @@
 import { parseCjkQuery, parseFtsQuery, type planSearch, positiveTerms, queryTerms } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { type Phrase, queryPhrases, trigramPhrases, trigramTokens } from "./fts5-compat.js";
-import {
-  drivingGram,
-  shortCjkGram,
-  substringCondition,
-  tsqueryLiteral,
-  wordTokensAt,
-} from "./pg-search-text.js";
+import { gramTerm, substringCondition, tsqueryLiteral, wordTokensAt } from "./pg-search-text.js";
 
 /**
  * How `searchMessages` selects, orders and excerpts the rows of one query: ranked word
@@ -19,12 +13,10 @@ export interface SearchQuery {
   /** The word query (`tsquery` literal) that ranks the rows, or `null` for newest first. */
   readonly rankBy: string | null;
   /**
-   * For a query of one CJK term: the gram whose `idx_message_grams` entries, newest first, hold
-   * every match (`where` then checks each), or `null`.
+   * A query of one CJK term (one or two characters holding CJK, or more, all CJK: found through
+   * the grams): its page is first sought among the newest messages with CJK (`oneCjkTermPage`).
    */
-  readonly gram: string | null;
-  /** The gram's entries are exactly the matches (a term of one or two characters). */
-  readonly gramExact: boolean;
+  readonly oneCjkTerm: boolean;
   /** Snippet rules when the SQLite store ranks the query (FTS5 `snippet()`), else excerpts. */
   readonly ranked: { phrases: Phrase[]; tokenize: typeof wordTokensAt } | null;
   readonly needles: readonly string[];
@@ -42,8 +34,7 @@ export function searchQuery(
     return {
       where: sql<boolean>`m.search_vector @@ ${tsq}::tsquery`,
       rankBy: tsq,
-      gram: null,
-      gramExact: false,
+      oneCjkTerm: false,
       ranked: { phrases: queryPhrases(tree), tokenize: wordTokensAt },
       needles: [],
     };
@@ -60,8 +51,7 @@ export function searchQuery(
   return {
     where: substringCondition(tree),
     rankBy: null,
-    gram: tree.kind === "term" ? drivingGram(tree.text) : null,
-    gramExact: tree.kind === "term" && shortCjkGram(tree.text) !== null,
+    oneCjkTerm: tree.kind === "term" && gramTerm(tree.text),
     ranked,
     needles: ranked === null ? positiveTerms(tree).map((t) => t.text) : [],
   };
