@@ -240,7 +240,7 @@ describe("schema v8: CJK search off the messages' own grams", () => {
     }
   });
 
-  it("a CJK term's page is sought among the newest messages with CJK first, then among all of them", async () => {
+  it("a longer CJK term's page is sought among the newest messages with CJK first, then among all of them", async () => {
     const schema = fresh("recent");
     const setup = await openPostgresSessionStore({ connectionString: url, schema });
     await setup.close();
@@ -305,23 +305,27 @@ describe("schema v8: CJK search off the messages' own grams", () => {
           });
         }
       /** The page of `term` (indexes of the messages), and whether it took a second statement. */
-      const page = async (term: string, limit: number) => {
+      const page = async (term: string, limit: number, sourceFilter?: string[]) => {
         sent.length = 0;
-        const ids = (await store.searchMessages(term, { limit })).map((h) => h.id - 1);
+        const ids = (await store.searchMessages(term, { limit, sourceFilter })).map((h) => h.id - 1);
         // Page statements sent (each with its hits' contexts): two when the first step fell back.
         return { ids, fellBack: sent.filter((t) => t.includes("hermes_ord")).length > 1 };
       };
       // A common term's page fills among the newest 100 (limit 2): one statement, no fallback.
       // Message 399 is alone at its timestamp; 392 to 398 share the one before (by id).
       expect(await page("桂林山", 2)).toEqual({ ids: [399, 392], fellBack: false });
-      expect(await page("桂", 2)).toEqual({ ids: [399, 392], fellBack: false });
       // Ties at the window's edge (150 for a page of 3): 245 to 251 share a timestamp, and the
       // 150th newest is 246; 251 is in the window with it, so the page fills there.
       expect(await page("龙凤呈", 3)).toEqual({ ids: [399, 245, 251], fellBack: false });
-      // A rare one does not (message 10 is older than the window; 壮 is in one message of 60):
-      // planned over every message.
+      // With a source filter, ties go by source, then id descending (as on SQLite).
+      expect(await page("龙凤呈", 3, ["cli"])).toEqual({ ids: [399, 251, 245], fellBack: false });
+      expect(await page("龙年快", 4, ["cli"])).toEqual({ ids: [399, 396, 393, 390], fellBack: false });
+      // A rare one does not (message 10 is older than the window): planned over every message.
       expect(await page("数据库", 2)).toEqual({ ids: [395, 10], fellBack: true });
-      expect(await page("壮", 7)).toEqual({ ids: [367, 307, 247, 187, 127, 67, 7], fellBack: true });
+      // A term of one or two characters is planned from its gram's statistics: one statement,
+      // common (桂, in every message) or rare (壮, in one of 60).
+      expect(await page("桂", 2)).toEqual({ ids: [399, 392], fellBack: false });
+      expect(await page("壮", 7)).toEqual({ ids: [367, 307, 247, 187, 127, 67, 7], fellBack: false });
     } finally {
       await c.end();
       await pool.end();

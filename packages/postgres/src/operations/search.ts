@@ -33,7 +33,29 @@ function newestFirstPage(
 }
 
 /**
- * How many of the newest messages with CJK a CJK term's page is first sought in: enough for a
+ * {@link newestFirstPage} of the hits among the newest messages with CJK (`recent`), read in
+ * `idx_messages_cjk_recent`'s order. With a source filter, whose ties sort by source then id
+ * descending, the window's hits are read in that order first (a bounded walk), then sorted:
+ * the steered plan has no sort-free way to that order, and would otherwise sort every match.
+ */
+function recentPage(db: PgDb, recent: RawBuilder<boolean>, f: SearchFilters, limit: number, offset: number) {
+  if (f.sourceFilter === null) return newestFirstPage(db, recent, f, limit, offset);
+  const walked = matching(db, recent, f)
+    .select(HIT_COLUMNS)
+    .orderBy("m.timestamp", "desc")
+    .orderBy("m.id", "asc");
+  return db
+    .selectFrom(walked.as("w"))
+    .selectAll()
+    .orderBy("w.timestamp", "desc")
+    .orderBy(collateC("w.source"))
+    .orderBy("w.id", "desc")
+    .limit(limit)
+    .offset(offset);
+}
+
+/**
+ * How many of the newest messages with CJK a longer CJK term's page is first sought in: enough for a
  * term in one message of 50 to fill it, and a bounded walk when it is rarer.
  */
 function recentWindow(limit: number, offset: number): number {
@@ -55,7 +77,8 @@ function withinRecent(where: RawBuilder<boolean>, n: number): RawBuilder<boolean
  * query` reads the top hits of each sealed range off its index instead of scoring every
  * match, see `rankedRangesPage`); CJK and substring queries newest first, through the gram
  * and pg_trgm indexes with their matches sorted, or down `idx_messages_cjk_recent` (the newest
- * messages with CJK) for one CJK term whose page fills among the newest (see `oneCjkTermPage`).
+ * messages with CJK) where the planner finds a CJK term common enough, or a longer CJK term's
+ * page fills among the newest (see `longCjkTermPage`).
  */
 export async function searchMessages(
   ctx: PgStoreContext,
@@ -72,9 +95,11 @@ export async function searchMessages(
   const rows = async (db: PgDb) => {
     const { rankBy } = built;
     if (rankBy === null) {
-      if (!built.oneCjkTerm)
+      // A term of one or two characters is planned from its gram's statistics: a common one walks
+      // `idx_messages_cjk_recent` newest first, a rare one is selected through the gram index.
+      if (!built.longCjkTerm)
         return withContexts(newestFirstPage(db, built.where, filters, limit, offset), false).execute(db);
-      return oneCjkTermPage(db, built.where, filters, limit, offset);
+      return longCjkTermPage(db, built.where, filters, limit, offset);
     }
     // The split word index's ranges (none: the GIN layout) as the store last read them.
     const ranges = await ctx.searchIndex.ranges(db);
@@ -111,22 +136,22 @@ export async function searchMessages(
         context: hitContext(row),
       };
     });
-  // One statement, the page with its contexts (two for a CJK term that falls back: the second
-  // page stands on its own, so they need no common snapshot).
+  // One statement, the page with its contexts (two for a longer CJK term that falls back: the
+  // second page stands on its own, so they need no common snapshot).
   return ctx.read(run);
 }
 
 /**
- * The page of one CJK term, newest first. First sought among the newest messages with CJK: a
- * walk down `idx_messages_cjk_recent` (a steered prepared statement: planned once, in that
- * index's order) checking each message's grams (and, for three or more characters, the
- * substring), that stops when the page is full, as it soon does for a common term. Only when it
- * does not fill there (a rare term) is the page planned for the term over every message:
- * selected through the GIN gram index and sorted. Without the first step the planner, which
- * cannot know a term's frequency in a prepared plan and takes a longer term's substring check
- * for far more selective than it is, would select and sort most messages with CJK.
+ * The page of one CJK term of three or more characters, newest first. Its candidates (every
+ * gram pair present) are checked as substrings, a check the planner takes for far more selective
+ * than it is: planned alone, it would select and sort every candidate, most messages with CJK
+ * for a common term. So the page is first sought among the newest messages with CJK: a walk
+ * down `idx_messages_cjk_recent` (a steered prepared statement: planned once, in that index's
+ * order) that stops when the page is full, as it soon does for a common term. Only when it does
+ * not fill there (a rare term) is the page planned for the term over every message: its
+ * candidates selected through the GIN gram index, checked and sorted.
  */
-async function oneCjkTermPage(
+async function longCjkTermPage(
   db: PgDb,
   where: RawBuilder<boolean>,
   filters: SearchFilters,
@@ -134,7 +159,7 @@ async function oneCjkTermPage(
   offset: number,
 ) {
   const recent = withinRecent(where, recentWindow(limit, offset));
-  const near = await withContexts(newestFirstPage(db, recent, filters, limit, offset), "steered").execute(db);
+  const near = await withContexts(recentPage(db, recent, filters, limit, offset), "steered").execute(db);
   if (near.rows.length === limit) return near;
   return withContexts(newestFirstPage(db, where, filters, limit, offset), false).execute(db);
 }

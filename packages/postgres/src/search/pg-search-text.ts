@@ -140,12 +140,9 @@ function shortCjkGram(term: string): string | null {
   return GRAM_MARK + chars.join("");
 }
 
-/**
- * Whether `term` is found through the gram column: one or two characters holding CJK (its own
- * gram), or three or more, all CJK (its gram pairs, then checked as a substring).
- */
-export function gramTerm(term: string): boolean {
-  return shortCjkGram(term) !== null || ([...term].length >= 3 && allCjk(term));
+/** Whether `term` is three or more characters, all CJK (found by its gram pairs, then checked). */
+export function longCjkTerm(term: string): boolean {
+  return [...term].length >= 3 && allCjk(term);
 }
 
 /** The gram `tsquery` of a one- or two-character term holding CJK, or `null` for other terms. */

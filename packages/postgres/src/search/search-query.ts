@@ -1,7 +1,7 @@
 import { parseCjkQuery, parseFtsQuery, type planSearch, positiveTerms, queryTerms } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { type Phrase, queryPhrases, trigramPhrases, trigramTokens } from "./fts5-compat.js";
-import { gramTerm, substringCondition, tsqueryLiteral, wordTokensAt } from "./pg-search-text.js";
+import { longCjkTerm, substringCondition, tsqueryLiteral, wordTokensAt } from "./pg-search-text.js";
 
 /**
  * How `searchMessages` selects, orders and excerpts the rows of one query: ranked word
@@ -13,10 +13,10 @@ export interface SearchQuery {
   /** The word query (`tsquery` literal) that ranks the rows, or `null` for newest first. */
   readonly rankBy: string | null;
   /**
-   * A query of one CJK term (one or two characters holding CJK, or more, all CJK: found through
-   * the grams): its page is first sought among the newest messages with CJK (`oneCjkTermPage`).
+   * A query of one all-CJK term of three or more characters: its page is first sought among the
+   * newest messages with CJK (`longCjkTermPage`).
    */
-  readonly oneCjkTerm: boolean;
+  readonly longCjkTerm: boolean;
   /** Snippet rules when the SQLite store ranks the query (FTS5 `snippet()`), else excerpts. */
   readonly ranked: { phrases: Phrase[]; tokenize: typeof wordTokensAt } | null;
   readonly needles: readonly string[];
@@ -34,7 +34,7 @@ export function searchQuery(
     return {
       where: sql<boolean>`m.search_vector @@ ${tsq}::tsquery`,
       rankBy: tsq,
-      oneCjkTerm: false,
+      longCjkTerm: false,
       ranked: { phrases: queryPhrases(tree), tokenize: wordTokensAt },
       needles: [],
     };
@@ -51,7 +51,7 @@ export function searchQuery(
   return {
     where: substringCondition(tree),
     rankBy: null,
-    oneCjkTerm: tree.kind === "term" && gramTerm(tree.text),
+    longCjkTerm: tree.kind === "term" && longCjkTerm(tree.text),
     ranked,
     needles: ranked === null ? positiveTerms(tree).map((t) => t.text) : [],
   };
