@@ -35,8 +35,9 @@ function newestFirstPage(
 /**
  * {@link newestFirstPage} of the hits among the newest messages with CJK (`recent`), read in
  * `idx_messages_cjk_recent`'s order. With a source filter, whose ties sort by source then id
- * descending, the window's hits are read in that order first (a bounded walk), then sorted:
- * the steered plan has no sort-free way to that order, and would otherwise sort every match.
+ * descending, all the window's hits are read in the index's order (a bounded walk), then sorted
+ * into the page's: the steered plan has no sort-free way to that order, and would otherwise
+ * sort every match.
  */
 function recentPage(db: PgDb, recent: RawBuilder<boolean>, f: SearchFilters, limit: number, offset: number) {
   if (f.sourceFilter === null) return newestFirstPage(db, recent, f, limit, offset);
@@ -55,8 +56,8 @@ function recentPage(db: PgDb, recent: RawBuilder<boolean>, f: SearchFilters, lim
 }
 
 /**
- * How many of the newest messages with CJK a longer CJK term's page is first sought in: enough for a
- * term in one message of 50 to fill it, and a bounded walk when it is rarer.
+ * How many of the newest messages with CJK a longer CJK term's page is first sought in: enough
+ * for a term in one message of 50 to fill it, and a bounded walk when it is rarer.
  */
 function recentWindow(limit: number, offset: number): number {
   return Math.min(50 * (offset + limit), 10_000);
