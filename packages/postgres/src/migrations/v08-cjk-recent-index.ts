@@ -3,8 +3,8 @@ import type { PgMigration } from "./pg-migration.js";
 /**
  * The newest messages holding CJK, read off an index: `(timestamp DESC, id)` over the rows whose
  * gram vector is not empty (the predicate CJK queries state, see `substringCondition`). A page
- * of a CJK term either walks it newest first, checking each row's grams, or selects the term's
- * rows through the GIN gram index and sorts them, whichever the planner finds cheaper.
+ * of one CJK term walks it newest first, checking each row's grams, or selects the term's rows
+ * through the GIN gram index and sorts them (see `searchMessages`).
  */
 export const CJK_RECENT_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_messages_cjk_recent
   ON messages (timestamp DESC, id) WHERE search_grams <> ''::tsvector`;
