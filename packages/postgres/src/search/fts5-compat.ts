@@ -1,5 +1,5 @@
 import type { QueryNode } from "@hermes/search";
-import { type WordToken, wordTokensAt } from "./pg-search-text.js";
+import { type WordToken, wordTokensAt } from "./word-tokens.js";
 
 /**
  * FTS5's `snippet()` rebuilt over PostgreSQL rows, so hits come back with the same `>>>`/`<<<`

@@ -1,6 +1,7 @@
 import { containsCjk, isCjkCodePoint, type QueryNode } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { GRAMS_PRESENT } from "../pg-schema.js";
+import { eachWord, wordTokens } from "./word-tokens.js";
 
 /** tsvector positions stop at 16383 (PostgreSQL's limit); later words share the last position. */
 const MAX_POSITION = 16_383;
@@ -8,48 +9,6 @@ const MAX_POSITION = 16_383;
 const MAX_LEXEME_BYTES = 2_046;
 /** Keeps a tsvector well under PostgreSQL's 1 MB limit; words past it are not indexed. */
 const MAX_VECTOR_CHARS = 900_000;
-
-const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu;
-const MARKS = /\p{M}+/gu;
-
-/** One word of a text: its folded form and where it is (UTF-16 offsets of the original). */
-export interface WordToken {
-  readonly text: string;
-  readonly start: number;
-  readonly end: number;
-}
-
-const ASCII = /^[\x00-\x7f]*$/;
-
-/**
- * Case-folds a word and removes its diacritics, as `unicode61` does. ASCII words (most of them)
- * have neither marks nor decompositions: lower-cased only, which keeps tokenizing (appends,
- * snippets) cheap.
- */
-function fold(word: string): string {
-  if (ASCII.test(word)) return word.toLowerCase();
-  return word.toLowerCase().normalize("NFD").replace(MARKS, "");
-}
-
-/**
- * Words of `text` as FTS5's `unicode61` tokenizer cuts them (the SQLite store's word index):
- * runs of letters, digits and private-use characters, case-folded, diacritics removed. Doing it
- * here rather than with a PostgreSQL text-search parser keeps `chat-send`, `P2.2` and
- * `kubectl_rollout` meaning on both backends what they mean on SQLite.
- */
-export function wordTokensAt(text: string): WordToken[] {
-  const out: WordToken[] = [];
-  for (const m of text.matchAll(TOKEN)) {
-    const folded = fold(m[0]);
-    if (folded.length > 0) out.push({ text: folded, start: m.index, end: m.index + m[0].length });
-  }
-  return out;
-}
-
-/** The folded words of `text` (see {@link wordTokensAt}). */
-export function wordTokens(text: string): string[] {
-  return wordTokensAt(text).map((t) => t.text);
-}
 
 /** The search columns of a message: its word vector and its CJK gram vector (`tsvector` literals). */
 export interface SearchColumns {
@@ -72,17 +31,23 @@ export function searchColumns(
   const parts: string[] = [];
   let position = 0;
   let size = 0;
-  words: for (const text of [content, toolCalls, toolName]) {
+  let full = false;
+  for (const text of [content, toolCalls, toolName]) {
+    if (full) break;
     if (text === null || text === "") continue;
-    for (const m of text.matchAll(TOKEN)) {
-      const token = fold(m[0]);
-      if (token.length === 0 || Buffer.byteLength(token) > MAX_LEXEME_BYTES) continue;
+    eachWord(text, (token) => {
+      // A UTF-16 unit is at most 3 bytes of UTF-8: only long words need counting.
+      if (token.length * 3 > MAX_LEXEME_BYTES && Buffer.byteLength(token) > MAX_LEXEME_BYTES) return true;
       position = Math.min(position + 1, MAX_POSITION);
       const entry = `'${token}':${position}`;
       size += entry.length + 1;
-      if (size > MAX_VECTOR_CHARS) break words;
+      if (size > MAX_VECTOR_CHARS) {
+        full = true;
+        return false;
+      }
       parts.push(entry);
-    }
+      return true;
+    });
     // Phrases never span two columns (as in FTS5).
     position = Math.min(position + 1, MAX_POSITION);
   }

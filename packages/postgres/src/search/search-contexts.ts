@@ -1,6 +1,7 @@
 import { firstCodePoints } from "@hermes/search";
 import { type Expression, type RawBuilder, sql } from "kysely";
 import { PREPARED, PREPARED_STEERED } from "../pg-database.js";
+import { HIT_COLUMNS, type HitRow } from "./hit-rows.js";
 
 /** A hit's neighbours as the page statement returns them (see {@link withContexts}). */
 export interface ContextColumns {
@@ -12,8 +13,11 @@ export interface ContextColumns {
   readonly ncontent: string | null;
 }
 
+/** A hit's columns as the page hands them on (the page's own ordering columns stay behind). */
+const PAGE_COLUMNS = HIT_COLUMNS.map((c) => `h.${c.split(/\.| as /).pop()}`).join(", ");
+
 /**
- * The page query `page` (its rows need `id`, `session_id`, `timestamp`, `role`, `content`)
+ * The page query `page` (rows of {@link HIT_COLUMNS}, and any columns of its own ordering)
  * with each hit's context in the same statement, one round trip: the previous and next message
  * of the same session by `(timestamp, id)`, contents cut to 200 characters on the server.
  * Rows keep the page's order (numbered as they leave it, sorted by that number). `prepared`:
@@ -21,14 +25,14 @@ export interface ContextColumns {
  * named prepared statement (planned once per connection); `"steered"`: also with the planner
  * steered to ordered index scans (see `PREPARED_STEERED`).
  */
-export function withContexts<Row>(
-  page: Expression<Row>,
+export function withContexts(
+  page: Expression<HitRow>,
   prepared: boolean | "steered",
-): RawBuilder<Row & ContextColumns> {
+): RawBuilder<HitRow & ContextColumns> {
   const marker = prepared === "steered" ? PREPARED_STEERED : prepared ? PREPARED : "";
   return sql<
-    Row & ContextColumns
-  >`${sql.raw(marker)}SELECT h.*, p.role AS prole, left(p.content, 200) AS pcontent,
+    HitRow & ContextColumns
+  >`${sql.raw(marker)}SELECT ${sql.raw(PAGE_COLUMNS)}, p.role AS prole, left(p.content, 200) AS pcontent,
       n.role AS nrole, left(n.content, 200) AS ncontent
     FROM (SELECT page.*, row_number() OVER () AS hermes_ord FROM ${page} AS page) AS h
     LEFT JOIN LATERAL (SELECT c.role, c.content FROM messages c WHERE c.session_id = h.session_id

@@ -1,7 +1,8 @@
 import { parseCjkQuery, parseFtsQuery, type planSearch, positiveTerms, queryTerms } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { type Phrase, queryPhrases, trigramPhrases, trigramTokens } from "./fts5-compat.js";
-import { longCjkTerm, substringCondition, tsqueryLiteral, wordTokensAt } from "./pg-search-text.js";
+import { longCjkTerm, substringCondition, tsqueryLiteral } from "./pg-search-text.js";
+import { wordTokensAt } from "./word-tokens.js";
 
 /**
  * How `searchMessages` selects, orders and excerpts the rows of one query: ranked word
