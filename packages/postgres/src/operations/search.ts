@@ -9,7 +9,9 @@ import { HIT_COLUMNS, type HitRow, matching, type SearchFilters } from "../searc
 import { rankedRangesPage } from "../search/ranked-page.js";
 import { searchArguments } from "../search/search-arguments.js";
 import { hitContext, withContexts } from "../search/search-contexts.js";
-import { searchQuery } from "../search/search-query.js";
+import { searchQuery, wordMatch } from "../search/search-query.js";
+import { StatementTemplates, slots } from "../search/statement-templates.js";
+import type { WordRange } from "../search/word-ranges.js";
 
 /**
  * Matches of a newest-first query (CJK and substring), newest first; ties as the SQLite store
@@ -104,18 +106,7 @@ export async function searchMessages(
     }
     // The split word index's ranges (none: the GIN layout) as the store last read them.
     const ranges = await ctx.searchIndex.ranges(db);
-    const page: Expression<HitRow> =
-      ranges.length > 0
-        ? rankedRangesPage(db, { where: built.where, rankBy, filters, ranges, limit, offset })
-        : matching(db, built.where, filters)
-            .select(HIT_COLUMNS)
-            // Ranked on the GIN layout: every match scored (ts_rank; RUM's `<=>` is 1 / ts_rank) and sorted.
-            .orderBy(sql`ts_rank(m.search_vector, ${rankBy}::tsquery)`, "desc")
-            .orderBy("m.id")
-            .limit(limit)
-            .offset(offset);
-    // The page and each hit's context in one statement, prepared (the terms are parameters).
-    return withContexts(page, ranges.length > 0 ? "steered" : true).execute(db);
+    return db.executeQuery(rankedStatement(db, rankBy, filters, ranges, limit, offset));
   };
   const run = async (db: PgDb) =>
     (await rows(db)).rows.map((row) => {
@@ -140,6 +131,51 @@ export async function searchMessages(
   // One statement, the page with its contexts (two for a longer CJK term that falls back: the
   // second page stands on its own, so they need no common snapshot).
   return ctx.read(run);
+}
+
+/** Ranked statements by shape (word index ranges, filters present): see {@link rankedStatement}. */
+const RANKED = new StatementTemplates();
+
+/**
+ * The page of a ranked word query and each hit's context, one prepared statement (the terms,
+ * filters and page bounds are parameters). Its text depends only on the ranges and on which
+ * filters are present: built and compiled once per such shape (see `StatementTemplates`).
+ */
+function rankedStatement(
+  db: PgDb,
+  tsq: string,
+  f: SearchFilters,
+  ranges: readonly WordRange[],
+  limit: number,
+  offset: number,
+) {
+  const present = (v: readonly string[] | null) => (v === null ? "-" : v.length > 0 ? "+" : "0");
+  const key = `${ranges.map((r) => `${r.lo}:${r.hi}`).join(",")}|${present(f.sourceFilter)}${present(f.excludeSources)}${present(f.roleFilter)}`;
+  const inputs = { tsq, ...f, limit, offset, top: offset + limit };
+  return RANKED.compiled(db, key, inputs, () => {
+    const slot = (v: readonly string[] | null, name: string) =>
+      v === null ? null : v.length > 0 ? slots.array<string>(name) : [];
+    const rankBy = slots.value<string>("tsq");
+    const where = wordMatch(rankBy);
+    const filters = {
+      sourceFilter: slot(f.sourceFilter, "sourceFilter"),
+      excludeSources: slot(f.excludeSources, "excludeSources"),
+      roleFilter: slot(f.roleFilter, "roleFilter"),
+    };
+    const bounds = { limit: slots.value<number>("limit"), offset: slots.value<number>("offset") };
+    const page: Expression<HitRow> =
+      ranges.length > 0
+        ? rankedRangesPage(db, { where, rankBy, filters, ranges, ...bounds, top: slots.value<number>("top") })
+        : matching(db, where, filters)
+            .select(HIT_COLUMNS)
+            // Ranked on the GIN layout: every match scored (ts_rank; RUM's `<=>` is 1 / ts_rank) and sorted.
+            .orderBy(sql`ts_rank(m.search_vector, ${rankBy}::tsquery)`, "desc")
+            .orderBy("m.id")
+            .limit(bounds.limit)
+            .offset(bounds.offset);
+    // Prepared: the statement's text does not depend on the terms.
+    return withContexts(page, ranges.length > 0 ? "steered" : true);
+  });
 }
 
 /**

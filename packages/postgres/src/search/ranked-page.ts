@@ -14,6 +14,8 @@ export interface RankedPageInput {
   readonly ranges: readonly WordRange[];
   readonly limit: number;
   readonly offset: number;
+  /** Rows each range contributes: `offset + limit` (its own input, so a template can slot it). */
+  readonly top: number;
 }
 
 /**
@@ -48,8 +50,7 @@ function rangeTop(db: PgDb, p: RankedPageInput, range: WordRange, k: number, ind
  * parameters.
  */
 export function rankedRangesPage(db: PgDb, p: RankedPageInput) {
-  const k = p.offset + p.limit;
-  const parts = p.ranges.map((range, i) => rangeTop(db, p, range, k, i));
+  const parts = p.ranges.map((range, i) => rangeTop(db, p, range, p.top, i));
   return sql<HitRow>`(SELECT u.* FROM (${sql.join(parts, sql` UNION ALL `)}) AS u
     ORDER BY u.hermes_rank, u.hermes_range, u.hermes_pos LIMIT ${p.limit} OFFSET ${p.offset})`;
 }

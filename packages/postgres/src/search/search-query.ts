@@ -23,6 +23,11 @@ export interface SearchQuery {
   readonly needles: readonly string[];
 }
 
+/** The condition of a word query: the word index matches the `tsquery` literal `tsq`. */
+export function wordMatch(tsq: string): RawBuilder<boolean> {
+  return sql<boolean>`m.search_vector @@ ${tsq}::tsquery`;
+}
+
 /** The condition and ordering of a planned search, or `null` when nothing can match. */
 export function searchQuery(
   query: string,
@@ -33,7 +38,7 @@ export function searchQuery(
     const tsq = tree === null ? null : tsqueryLiteral(tree);
     if (tree === null || tsq === null) return null;
     return {
-      where: sql<boolean>`m.search_vector @@ ${tsq}::tsquery`,
+      where: wordMatch(tsq),
       rankBy: tsq,
       longCjkTerm: false,
       ranked: { phrases: queryPhrases(tree), tokenize: wordTokensAt },
