@@ -6,6 +6,7 @@ import { GRAMS_PRESENT } from "../pg-schema.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { fts5Snippet } from "../search/fts5-compat.js";
 import { HIT_COLUMNS, type HitRow, matching, type SearchFilters } from "../search/hit-rows.js";
+import { gramMatch } from "../search/pg-search-text.js";
 import { rankedRangesPage } from "../search/ranked-page.js";
 import { searchArguments } from "../search/search-arguments.js";
 import { hitContext, withContexts } from "../search/search-contexts.js";
@@ -100,6 +101,8 @@ export async function searchMessages(
     if (rankBy === null) {
       // A term of one or two characters is planned from its gram's statistics: a common one walks
       // `idx_messages_cjk_recent` newest first, a rare one is selected through the gram index.
+      if (built.grams !== null)
+        return db.executeQuery(gramStatement(db, built.grams, filters, limit, offset));
       if (!built.longCjkTerm)
         return withContexts(newestFirstPage(db, built.where, filters, limit, offset), false).execute(db);
       return longCjkTermPage(db, built.where, filters, limit, offset);
@@ -133,8 +136,25 @@ export async function searchMessages(
   return ctx.read(run);
 }
 
-/** Ranked statements by shape (word index ranges, filters present): see {@link rankedStatement}. */
-const RANKED = new StatementTemplates();
+/** Which filters a search has, as part of a statement's shape (a filter's values are parameters). */
+function filterShape(f: SearchFilters): string {
+  const present = (v: readonly string[] | null) => (v === null ? "-" : v.length > 0 ? "+" : "0");
+  return `${present(f.sourceFilter)}${present(f.excludeSources)}${present(f.roleFilter)}`;
+}
+
+/** Stand-ins for the filters of a statement template (see `slots`), each input by its name. */
+function slottedFilters(f: SearchFilters): SearchFilters {
+  const slot = (v: readonly string[] | null, name: string) =>
+    v === null ? null : v.length > 0 ? slots.array<string>(name) : [];
+  return {
+    sourceFilter: slot(f.sourceFilter, "sourceFilter"),
+    excludeSources: slot(f.excludeSources, "excludeSources"),
+    roleFilter: slot(f.roleFilter, "roleFilter"),
+  };
+}
+
+/** Statements by shape: ranked ones (word index ranges, filters) and gram ones (filters). */
+const STATEMENTS = new StatementTemplates();
 
 /**
  * The page of a ranked word query and each hit's context, one prepared statement (the terms,
@@ -149,19 +169,12 @@ function rankedStatement(
   limit: number,
   offset: number,
 ) {
-  const present = (v: readonly string[] | null) => (v === null ? "-" : v.length > 0 ? "+" : "0");
-  const key = `${ranges.map((r) => `${r.lo}:${r.hi}`).join(",")}|${present(f.sourceFilter)}${present(f.excludeSources)}${present(f.roleFilter)}`;
+  const key = `ranked|${ranges.map((r) => `${r.lo}:${r.hi}`).join(",")}|${filterShape(f)}`;
   const inputs = { tsq, ...f, limit, offset, top: offset + limit };
-  return RANKED.compiled(db, key, inputs, () => {
-    const slot = (v: readonly string[] | null, name: string) =>
-      v === null ? null : v.length > 0 ? slots.array<string>(name) : [];
+  return STATEMENTS.compiled(db, key, inputs, () => {
     const rankBy = slots.value<string>("tsq");
     const where = wordMatch(rankBy);
-    const filters = {
-      sourceFilter: slot(f.sourceFilter, "sourceFilter"),
-      excludeSources: slot(f.excludeSources, "excludeSources"),
-      roleFilter: slot(f.roleFilter, "roleFilter"),
-    };
+    const filters = slottedFilters(f);
     const bounds = { limit: slots.value<number>("limit"), offset: slots.value<number>("offset") };
     const page: Expression<HitRow> =
       ranges.length > 0
@@ -176,6 +189,27 @@ function rankedStatement(
     // Prepared: the statement's text does not depend on the terms.
     return withContexts(page, ranges.length > 0 ? "steered" : true);
   });
+}
+
+/**
+ * The newest-first page of a gram query (terms of one or two characters holding CJK) with each
+ * hit's context. Not prepared: the server plans it for each query's grams (a common gram walks
+ * `idx_messages_cjk_recent`, a rare one is selected through the gram index and sorted); only
+ * building and compiling it is done once per filter shape.
+ */
+function gramStatement(db: PgDb, grams: string, f: SearchFilters, limit: number, offset: number) {
+  return STATEMENTS.compiled(db, `grams|${filterShape(f)}`, { grams, ...f, limit, offset }, () =>
+    withContexts(
+      newestFirstPage(
+        db,
+        gramMatch(slots.value<string>("grams")),
+        slottedFilters(f),
+        slots.value<number>("limit"),
+        slots.value<number>("offset"),
+      ),
+      false,
+    ),
+  );
 }
 
 /**

@@ -177,6 +177,11 @@ export function gramQuery(node: QueryNode): string | null {
   }
 }
 
+/** The condition of a gram query (see {@link gramQuery}): stating the gram index's predicate. */
+export function gramMatch(grams: string): RawBuilder<boolean> {
+  return sql<boolean>`(m.${sql.raw(GRAMS_PRESENT)} AND m.search_grams @@ ${grams}::tsquery)`;
+}
+
 /**
  * A SQL condition for a CJK-mode query tree: every term a case-insensitive substring of the
  * message. Subtrees of one- and two-character CJK terms are one `tsquery` on the gram column
@@ -185,8 +190,7 @@ export function gramQuery(node: QueryNode): string | null {
  */
 export function substringCondition(node: QueryNode): RawBuilder<boolean> {
   const grams = gramQuery(node);
-  if (grams !== null)
-    return sql<boolean>`(m.${sql.raw(GRAMS_PRESENT)} AND m.search_grams @@ ${grams}::tsquery)`;
+  if (grams !== null) return gramMatch(grams);
   switch (node.kind) {
     case "term": {
       const pattern = `%${node.text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -1,7 +1,7 @@
 import { parseCjkQuery, parseFtsQuery, type planSearch, positiveTerms, queryTerms } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { type Phrase, queryPhrases, trigramPhrases, trigramTokens } from "./fts5-compat.js";
-import { longCjkTerm, substringCondition, tsqueryLiteral } from "./pg-search-text.js";
+import { gramQuery, longCjkTerm, substringCondition, tsqueryLiteral } from "./pg-search-text.js";
 import { wordTokensAt } from "./word-tokens.js";
 
 /**
@@ -18,6 +18,11 @@ export interface SearchQuery {
    * newest messages with CJK (`longCjkTermPage`).
    */
   readonly longCjkTerm: boolean;
+  /**
+   * The query's one gram `tsquery` when all its terms are one or two characters holding CJK
+   * (its `where` is then `gramMatch` of it), else `null`.
+   */
+  readonly grams: string | null;
   /** Snippet rules when the SQLite store ranks the query (FTS5 `snippet()`), else excerpts. */
   readonly ranked: { phrases: Phrase[]; tokenize: typeof wordTokensAt } | null;
   readonly needles: readonly string[];
@@ -41,6 +46,7 @@ export function searchQuery(
       where: wordMatch(tsq),
       rankBy: tsq,
       longCjkTerm: false,
+      grams: null,
       ranked: { phrases: queryPhrases(tree), tokenize: wordTokensAt },
       needles: [],
     };
@@ -58,6 +64,7 @@ export function searchQuery(
     where: substringCondition(tree),
     rankBy: null,
     longCjkTerm: tree.kind === "term" && longCjkTerm(tree.text),
+    grams: gramQuery(tree),
     ranked,
     needles: ranked === null ? positiveTerms(tree).map((t) => t.text) : [],
   };
