@@ -170,5 +170,23 @@ export function anyText(values: readonly string[]): RawBuilder<string> {
   return sql<string>`ANY(${values}::text[])`;
 }
 
+/**
+ * `text` as a dollar-quoted SQL literal: the server reads it verbatim (no escapes to get wrong,
+ * whatever `standard_conforming_strings` says), its tag one that `text` does not hold.
+ */
+export function dollarQuoted(text: string): string {
+  let tag = "$q$";
+  for (let i = 0; `${text}${tag}`.indexOf(tag) !== text.length; i++) tag = `$q${i}$`;
+  return `${tag}${text}${tag}`;
+}
+
+/**
+ * {@link anyText} with the values as literals ({@link dollarQuoted}), for a statement without
+ * parameters.
+ */
+export function anyTextLiteral(values: readonly string[]): RawBuilder<string> {
+  return sql<string>`ANY(ARRAY[${sql.raw(values.map(dollarQuoted).join(", "))}]::text[])`;
+}
+
 /** Sorts text columns bytewise (as SQLite's BINARY collation) whatever the database's collation. */
 export const collateC = (column: string): RawBuilder<string> => sql<string>`${sql.ref(column)} COLLATE "C"`;

@@ -1,12 +1,12 @@
 import type { SearchHit, SearchMessagesOptions } from "@hermes/core";
 import { substringExcerpt } from "@hermes/search";
 import { type Expression, type RawBuilder, sql } from "kysely";
-import { collateC, type PgDb } from "../pg-database.js";
+import { collateC, dollarQuoted, type PgDb } from "../pg-database.js";
 import { GRAMS_PRESENT } from "../pg-schema.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { fts5Snippet } from "../search/fts5-compat.js";
 import { HIT_COLUMNS, type HitRow, matching, type SearchFilters } from "../search/hit-rows.js";
-import { dollarQuoted, gramMatch } from "../search/pg-search-text.js";
+import { gramMatch } from "../search/pg-search-text.js";
 import { rankedRangesPage } from "../search/ranked-page.js";
 import { searchArguments } from "../search/search-arguments.js";
 import { hitContext, withContexts } from "../search/search-contexts.js";
@@ -26,13 +26,18 @@ function newestFirstPage(
   limit: number,
   offset: number,
 ) {
-  return matching(db, where, f)
+  return newestFirst(matching(db, where, f), f)
     .select(HIT_COLUMNS)
-    .orderBy("m.timestamp", "desc")
-    .$if(f.sourceFilter === null, (qb) => qb.orderBy("m.id", "asc"))
-    .$if(f.sourceFilter !== null, (qb) => qb.orderBy(collateC("s.source")).orderBy("m.id", "desc"))
     .limit(limit)
     .offset(offset);
+}
+
+/** {@link newestFirstPage}'s order on the matches `qb`. */
+function newestFirst(qb: ReturnType<typeof matching>, f: SearchFilters) {
+  return qb
+    .orderBy("m.timestamp", "desc")
+    .$if(f.sourceFilter === null, (q) => q.orderBy("m.id", "asc"))
+    .$if(f.sourceFilter !== null, (q) => q.orderBy(collateC("s.source")).orderBy("m.id", "desc"));
 }
 
 /**
@@ -193,9 +198,8 @@ function rankedStatement(
 
 /**
  * The newest-first page of a gram query (terms of one or two characters holding CJK) with each
- * hit's context. Not prepared: the server plans it for each query's grams (a common gram walks
- * `idx_messages_cjk_recent`, a rare one is selected through the gram index and sorted); only
- * building and compiling it is done once per filter shape.
+ * hit's context in one statement, `gramPage`'s fallback. Not prepared: the server plans it for
+ * each query's grams; only building and compiling it is done once per filter shape.
  */
 function gramStatement(db: PgDb, grams: string, f: SearchFilters, limit: number, offset: number) {
   return STATEMENTS.compiled(db, `grams|${filterShape(f)}`, { grams, ...f, limit, offset }, () =>
@@ -213,35 +217,43 @@ function gramStatement(db: PgDb, grams: string, f: SearchFilters, limit: number,
 }
 
 /**
- * The page of a gram query. Without filters it takes two statements, which the server plans
- * in far less time than the one it replaces: the page's ids, planned for the query's grams
- * (literals, so the plan fits them), then their rows with contexts, a prepared statement
- * planned once. A hit deleted between the two (fewer rows than ids) gets the page again in
- * one statement, as filtered searches have it.
+ * The page of a gram query in two statements, which the server plans in far less time than the
+ * one they replace: the page's ids, planned for the query's grams and filters (literals, so the
+ * plan fits them), then their rows with contexts, a prepared statement planned once. A hit
+ * deleted between the two (fewer rows than ids) gets the page again in one statement.
  */
 async function gramPage(db: PgDb, grams: string, f: SearchFilters, limit: number, offset: number) {
+  const ids = await gramPageIds(db, grams, f, limit, offset);
+  if (ids.length === 0) return { rows: [] };
+  const page = await db.executeQuery(hitsByIds(db, ids));
+  if (page.rows.length === ids.length) return page;
+  return db.executeQuery(gramStatement(db, grams, f, limit, offset));
+}
+
+/**
+ * The ids of a gram query's page, newest first: a statement without parameters (the connection
+ * keeps its generic-plan setting), on `messages` alone when no filter needs the session.
+ */
+async function gramPageIds(db: PgDb, grams: string, f: SearchFilters, limit: number, offset: number) {
+  const where = gramMatch(sql.raw<string>(dollarQuoted(grams)));
   const filtered =
     f.sourceFilter !== null || (f.excludeSources?.length ?? 0) > 0 || (f.roleFilter?.length ?? 0) > 0;
-  if (!filtered) {
-    const ids = await db
-      .selectFrom("messages as m")
-      .select("m.id")
-      .where(gramMatch(sql.raw<string>(dollarQuoted(grams))))
-      .orderBy("m.timestamp", "desc")
-      .orderBy("m.id")
-      .limit(sql.lit(limit))
-      .offset(sql.lit(offset))
-      .execute();
-    if (ids.length === 0) return { rows: [] };
-    const page = await db.executeQuery(
-      hitsByIds(
-        db,
-        ids.map((r) => r.id),
-      ),
-    );
-    if (page.rows.length === ids.length) return page;
-  }
-  return db.executeQuery(gramStatement(db, grams, f, limit, offset));
+  const rows = filtered
+    ? await newestFirst(matching(db, where, f, true), f)
+        .select("m.id")
+        .limit(sql.lit(limit))
+        .offset(sql.lit(offset))
+        .execute()
+    : await db
+        .selectFrom("messages as m")
+        .select("m.id")
+        .where(where)
+        .orderBy("m.timestamp", "desc")
+        .orderBy("m.id")
+        .limit(sql.lit(limit))
+        .offset(sql.lit(offset))
+        .execute();
+  return rows.map((r) => r.id);
 }
 
 /** Hits by id, in the ids' order, with their contexts: one prepared statement. */

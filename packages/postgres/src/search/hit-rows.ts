@@ -1,5 +1,5 @@
 import { type RawBuilder, sql } from "kysely";
-import { anyText, type PgDb } from "../pg-database.js";
+import { anyText, anyTextLiteral, type PgDb } from "../pg-database.js";
 
 /** The caller's filters of a search (checked by `searchArguments`). */
 export interface SearchFilters {
@@ -8,24 +8,28 @@ export interface SearchFilters {
   readonly roleFilter: string[] | null;
 }
 
-/** The caller's filters on `m` and `s` as one condition (`true` without any). */
-export function filterCondition(f: SearchFilters): RawBuilder<boolean> {
+/**
+ * The caller's filters on `m` and `s` as one condition (`true` without any); `literal`: their
+ * values as literals, for a statement without parameters.
+ */
+export function filterCondition(f: SearchFilters, literal = false): RawBuilder<boolean> {
+  const anyOf = literal ? anyTextLiteral : anyText;
   const parts: RawBuilder<boolean>[] = [];
-  if (f.sourceFilter !== null) parts.push(sql<boolean>`s.source = ${anyText(f.sourceFilter)}`);
+  if (f.sourceFilter !== null) parts.push(sql<boolean>`s.source = ${anyOf(f.sourceFilter)}`);
   if (f.excludeSources !== null && f.excludeSources.length > 0)
-    parts.push(sql<boolean>`NOT (s.source = ${anyText(f.excludeSources)})`);
+    parts.push(sql<boolean>`NOT (s.source = ${anyOf(f.excludeSources)})`);
   if (f.roleFilter !== null && f.roleFilter.length > 0)
-    parts.push(sql<boolean>`m.role = ${anyText(f.roleFilter)}`);
+    parts.push(sql<boolean>`m.role = ${anyOf(f.roleFilter)}`);
   return parts.length === 0 ? sql<boolean>`true` : sql<boolean>`${sql.join(parts, sql` AND `)}`;
 }
 
-/** `messages m JOIN sessions s` with the search condition and the caller's filters. */
-export function matching(db: PgDb, where: RawBuilder<boolean>, f: SearchFilters) {
+/** `messages m JOIN sessions s` with the search condition and the caller's filters (see {@link filterCondition}). */
+export function matching(db: PgDb, where: RawBuilder<boolean>, f: SearchFilters, literal = false) {
   return db
     .selectFrom("messages as m")
     .innerJoin("sessions as s", "s.id", "m.session_id")
     .where(where)
-    .where(filterCondition(f));
+    .where(filterCondition(f, literal));
 }
 
 /** The columns of a hit (the snippet is made from content, tool calls and tool name). */

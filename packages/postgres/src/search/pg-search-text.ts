@@ -76,16 +76,6 @@ export function searchVectorLiteral(
   return searchColumns(content, toolCalls, toolName).vector;
 }
 
-/**
- * `text` as a dollar-quoted SQL literal: the server reads it verbatim (no escapes to get wrong,
- * whatever `standard_conforming_strings` says), its tag one that `text` does not hold.
- */
-export function dollarQuoted(text: string): string {
-  let tag = "$q$";
-  for (let i = 0; `${text}${tag}`.indexOf(tag) !== text.length; i++) tag = `$q${i}$`;
-  return `${tag}${text}${tag}`;
-}
-
 /** Marks gram lexemes apart from words (words hold only letters and digits). */
 const GRAM_MARK = "~";
 
@@ -189,7 +179,7 @@ export function gramQuery(node: QueryNode): string | null {
 
 /**
  * The condition of a gram query (see {@link gramQuery}): stating the gram index's predicate.
- * `grams` is a parameter, or a literal (`sql.raw` of {@link dollarQuoted}) for a statement
+ * `grams` is a parameter, or a literal (`sql.raw` of `dollarQuoted`) for a statement
  * without parameters.
  */
 export function gramMatch(grams: string | RawBuilder<string>): RawBuilder<boolean> {
