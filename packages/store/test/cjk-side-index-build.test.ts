@@ -190,13 +190,27 @@ describe("short-CJK index: the build on a worker thread", () => {
     opened.push(store);
     expect(await ids(store, "桂林")).toEqual(likeIds(path, "桂林")); // starts the build here
     expect(cjkOf(store).active).toBe(true);
+    // Every turn of the event loop until the build ends: the status never says no build runs
+    // while the index is unfinished (the hand-over stops it here before the writer goes on).
+    const idle: string[] = [];
+    let watching = true;
+    const watch = () => {
+      const cjk = cjkOf(store);
+      if (!cjk.active && cjk.state !== "ready") idle.push(`${cjk.state} at ${cjk.indexedRows}`);
+      else if (!cjk.active) watching = false;
+      if (watching) setImmediate(watch);
+    };
+    setImmediate(watch);
     const ours: number[] = [];
     for (let i = 0; ours.length < 40; i++) {
       ours.push(await store.appendMessage({ sessionId: "s", role: "user", content: `桂林交接${i}` }));
       if (i === 20) for (let w = 0; w < 200 && store.writerThread === undefined; w++) await sleep(10);
     }
     expect(store.writerThread?.alive).toBe(true);
-    expect(await cjkBuildSettled(store)).toMatchObject({
+    const settled = await cjkBuildSettled(store);
+    watching = false;
+    expect(idle).toEqual([]);
+    expect(settled).toMatchObject({
       state: "ready",
       indexedRows: MESSAGES + 40,
       lastError: null,

@@ -146,12 +146,19 @@ export class WriterThread {
     });
   }
 
-  /** Tells the writer that a read found the file damaged: it writes nothing more. */
-  /** Has the writer go on with the short-CJK build this thread's side stopped at the hand-over. */
+  /**
+   * Has the writer go on with the short-CJK build this thread's side stopped at the hand-over.
+   * The build counts as running from now on (the writer says otherwise when it has nothing left
+   * to do): a status read before the writer's first word would report no build while one is
+   * about to go on.
+   */
   continueCjkBuild(): void {
-    if (this.alive) this.#worker?.postMessage({ type: "buildCjk" });
+    if (!this.alive) return;
+    this.#cjk = { active: true, lastError: this.#cjk.lastError };
+    this.#worker?.postMessage({ type: "buildCjk" });
   }
 
+  /** Tells the writer that a read found the file damaged: it writes nothing more. */
   noteCorruption(error: unknown): void {
     if (this.alive) this.#worker?.postMessage({ type: "corrupt", error: serializeError(error) });
   }

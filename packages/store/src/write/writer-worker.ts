@@ -162,6 +162,8 @@ port.on("message", (m: WriterRequest) => {
       return;
     case "buildCjk":
       writer.cjkIndex.continueBuild();
+      // Whether it started or found nothing left to do, the caller hears how the builder stands.
+      send({ type: "cjk", cjk: writer.cjkIndex.builder });
       return;
     case "close":
       void close();
