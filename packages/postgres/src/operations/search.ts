@@ -135,8 +135,8 @@ export async function searchMessages(
         context: hitContext(row),
       };
     });
-  // One statement, the page with its contexts; two for an unfiltered gram query (see gramPage)
-  // and for a longer CJK term that falls back (the second page stands on its own, so they need
+  // One statement, the page with its contexts; two for a gram query (see gramPage) and for a
+  // longer CJK term that falls back (the second page stands on its own, so they need
   // no common snapshot).
   return ctx.read(run);
 }
@@ -232,7 +232,7 @@ async function gramPage(db: PgDb, grams: string, f: SearchFilters, limit: number
 
 /**
  * The ids of a gram query's page, newest first: a statement without parameters (the connection
- * keeps its generic-plan setting), on `messages` alone when no filter needs the session.
+ * keeps its generic-plan setting), on `messages` alone when the search has no filter.
  */
 async function gramPageIds(db: PgDb, grams: string, f: SearchFilters, limit: number, offset: number) {
   const where = gramMatch(sql.raw<string>(dollarQuoted(grams)));
