@@ -239,7 +239,7 @@ async function gramPageIds(db: PgDb, grams: string, f: SearchFilters, limit: num
   const filtered =
     f.sourceFilter !== null || (f.excludeSources?.length ?? 0) > 0 || (f.roleFilter?.length ?? 0) > 0;
   const rows = filtered
-    ? await newestFirst(matching(db, where, f, true), f)
+    ? await newestFirst(matching(db, where, f, { literal: true }), f)
         .select("m.id")
         .limit(sql.lit(limit))
         .offset(sql.lit(offset))

@@ -8,12 +8,14 @@ export interface SearchFilters {
   readonly roleFilter: string[] | null;
 }
 
-/**
- * The caller's filters on `m` and `s` as one condition (`true` without any); `literal`: their
- * values as literals, for a statement without parameters.
- */
-export function filterCondition(f: SearchFilters, literal = false): RawBuilder<boolean> {
-  const anyOf = literal ? anyTextLiteral : anyText;
+/** How a statement carries filter values: as parameters, or as literals (no parameters at all). */
+export interface FilterValues {
+  readonly literal?: boolean;
+}
+
+/** The caller's filters on `m` and `s` as one condition (`true` without any). */
+export function filterCondition(f: SearchFilters, values: FilterValues = {}): RawBuilder<boolean> {
+  const anyOf = values.literal === true ? anyTextLiteral : anyText;
   const parts: RawBuilder<boolean>[] = [];
   if (f.sourceFilter !== null) parts.push(sql<boolean>`s.source = ${anyOf(f.sourceFilter)}`);
   if (f.excludeSources !== null && f.excludeSources.length > 0)
@@ -24,12 +26,12 @@ export function filterCondition(f: SearchFilters, literal = false): RawBuilder<b
 }
 
 /** `messages m JOIN sessions s` with the search condition and the caller's filters (see {@link filterCondition}). */
-export function matching(db: PgDb, where: RawBuilder<boolean>, f: SearchFilters, literal = false) {
+export function matching(db: PgDb, where: RawBuilder<boolean>, f: SearchFilters, values: FilterValues = {}) {
   return db
     .selectFrom("messages as m")
     .innerJoin("sessions as s", "s.id", "m.session_id")
     .where(where)
-    .where(filterCondition(f, literal));
+    .where(filterCondition(f, values));
 }
 
 /** The columns of a hit (the snippet is made from content, tool calls and tool name). */
