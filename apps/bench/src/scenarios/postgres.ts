@@ -23,6 +23,13 @@ const SEARCHERS = 2;
  * cores are shared more than the appends (the faster store's searchers then do more of the work).
  */
 const SEARCH_EVERY_MS = Number(process.env.HERMES_BENCH_SEARCH_EVERY_MS ?? 50);
+/**
+ * The append phase runs twice per store, in the order A B B A, each round on fresh data, and
+ * the figures pool both rounds: the machine's drift over the phase weighs on both stores alike,
+ * and neither always runs first (a single p99 of a shared 2-core machine moves by several ms
+ * from run to run).
+ */
+const ROUND_ORDER = ["sqlite", "postgres", "postgres", "sqlite"] as const;
 
 interface AppsRun {
   appends: PostgresWorkerReport[];
@@ -107,13 +114,26 @@ async function runApps(side: Side, count: number, seed: number): Promise<AppsRun
   }
 }
 
-function figures(reports: readonly PostgresWorkerReport[]): Figures {
-  const first = Math.min(...reports.map((r) => r.startedAt));
-  const last = Math.max(...reports.map((r) => r.endedAt));
+/** From the first of `reports`' processes starting to the last one ending, ms. */
+function wallMs(reports: readonly PostgresWorkerReport[]): number {
+  return Math.max(...reports.map((r) => r.endedAt)) - Math.min(...reports.map((r) => r.startedAt));
+}
+
+/**
+ * Latencies of several rounds pooled (p50 and p99 over every call of every round); throughput is
+ * every call over the rounds' summed wall times.
+ */
+function pooledFigures(rounds: ReadonlyArray<readonly PostgresWorkerReport[]>): Figures {
   return summarizeLatencies(
-    reports.flatMap((r) => r.latenciesMs),
-    last - first,
+    rounds.flatMap((reports) => reports.flatMap((r) => r.latenciesMs)),
+    rounds.reduce((a, reports) => a + wallMs(reports), 0),
   );
+}
+
+/** One round's appends as "1234/s p99 15.6 ms" (no thousands separator: the report joins extras with commas). */
+function roundText(reports: readonly PostgresWorkerReport[]): string {
+  const f = pooledFigures([reports]);
+  return `${Math.round(f.opsPerSec)}/s p99 ${f.p99Ms.toFixed(1)} ms`;
 }
 
 /** CPU the `reports`' processes spent while appending, per append of `appends`, ms. */
@@ -146,29 +166,39 @@ export const postgresScenario: Scenario = {
       // Part 1: app processes appending under concurrent searches.
       // 2,000 appends per app whatever the scale: the scale sizes the search data set only.
       const count = ctx.quick ? 50 : 2000;
-      const schema = `bench_apps_${process.pid}`;
-      const pgSide: Side = {
-        backend: "postgres",
-        target: url,
-        schema,
-        open: () => openPostgresSessionStore({ connectionString: url, schema }),
+      const sides: Record<Side["backend"], (round: number) => Side> = {
+        postgres: (round) => {
+          const schema = `bench_apps_${process.pid}_${round}`;
+          return {
+            backend: "postgres",
+            target: url,
+            schema,
+            open: () => openPostgresSessionStore({ connectionString: url, schema }),
+          };
+        },
+        sqlite: (round) => {
+          const path = `${ctx.workDir}/apps-${round}.db`;
+          return { backend: "sqlite", target: path, open: () => openSessionStore({ path }) };
+        },
       };
-      const sqlitePath = `${ctx.workDir}/apps.db`;
-      const sqliteSide: Side = {
-        backend: "sqlite",
-        target: sqlitePath,
-        open: () => openSessionStore({ path: sqlitePath }),
-      };
-      ctx.log(`apps: ${APPS} × ${count} appends + ${SEARCHERS} searchers, SQLite first`);
-      const sqliteRun = await runApps(sqliteSide, count, ctx.seed);
-      ctx.log("apps: PostgreSQL");
-      const pgRun = await runApps(pgSide, count, ctx.seed);
+      ctx.log(`apps: ${APPS} × ${count} appends + ${SEARCHERS} searchers, rounds ${ROUND_ORDER.join(", ")}`);
+      const runs: Record<Side["backend"], AppsRun[]> = { postgres: [], sqlite: [] };
+      for (const [i, backend] of ROUND_ORDER.entries()) {
+        ctx.log(`apps: round ${i + 1} of ${ROUND_ORDER.length}, ${backend}`);
+        runs[backend].push(await runApps(sides[backend](i), count, ctx.seed));
+      }
+      const pgRuns = runs.postgres;
+      const sqliteRuns = runs.sqlite;
+      const sum = (xs: readonly AppsRun[], f: (r: AppsRun) => number) => xs.reduce((a, r) => a + f(r), 0);
+      const distinct = (xs: readonly AppsRun[]) => sum(xs, (r) => r.distinct);
+      const all = (xs: readonly AppsRun[], role: "appends" | "searches") => xs.flatMap((r) => r[role]);
       for (const [name, pick] of [
         ["appends (8 processes)", (r: AppsRun) => r.appends],
         ["concurrent searches (2 processes)", (r: AppsRun) => r.searches],
       ] as const) {
-        const store = figures(pick(pgRun));
-        const baseline = figures(pick(sqliteRun));
+        const store = pooledFigures(pgRuns.map(pick));
+        const baseline = pooledFigures(sqliteRuns.map(pick));
+        const expected = APPS * count * pgRuns.length;
         cases.push({
           name,
           status: "ok",
@@ -177,23 +207,29 @@ export const postgresScenario: Scenario = {
           ratio: timeRatio(store, baseline),
           extra: name.startsWith("appends")
             ? {
-                expected: APPS * count,
-                rows: pgRun.rows,
-                lost: APPS * count - pgRun.distinct,
-                duplicated: pgRun.rows - pgRun.distinct,
-                counterMismatches: pgRun.counterMismatches,
-                errors: pgRun.appends.reduce((a, r) => a + r.errors, 0),
-                retries: pgRun.appends.reduce((a, r) => a + r.retries, 0),
-                sqliteLost: APPS * count - sqliteRun.distinct,
-                sqliteErrors: sqliteRun.appends.reduce((a, r) => a + r.errors, 0),
+                expected,
+                rows: sum(pgRuns, (r) => r.rows),
+                lost: expected - distinct(pgRuns),
+                duplicated: sum(pgRuns, (r) => r.rows - r.distinct),
+                counterMismatches: sum(pgRuns, (r) => r.counterMismatches),
+                errors: sum(pgRuns, (r) => r.appends.reduce((a, w) => a + w.errors, 0)),
+                retries: sum(pgRuns, (r) => r.appends.reduce((a, w) => a + w.retries, 0)),
+                sqliteLost: APPS * count * sqliteRuns.length - distinct(sqliteRuns),
+                sqliteErrors: sum(sqliteRuns, (r) => r.appends.reduce((a, w) => a + w.errors, 0)),
+                // Each round on its own (appends/s, p99), in the order the rounds ran.
+                rounds: pgRuns.map((r) => roundText(r.appends)).join("; "),
+                sqliteRounds: sqliteRuns.map((r) => roundText(r.appends)).join("; "),
                 // CPU of the app processes per append (appenders, then searchers), each side;
                 // PostgreSQL's server CPU comes on top of its figures.
-                appCpuMsPerAppend: cpuPerAppend(pgRun.appends, pgRun.appends),
-                searcherCpuMsPerAppend: cpuPerAppend(pgRun.searches, pgRun.appends),
-                sqliteAppCpuMsPerAppend: cpuPerAppend(sqliteRun.appends, sqliteRun.appends),
-                sqliteSearcherCpuMsPerAppend: cpuPerAppend(sqliteRun.searches, sqliteRun.appends),
+                appCpuMsPerAppend: cpuPerAppend(all(pgRuns, "appends"), all(pgRuns, "appends")),
+                searcherCpuMsPerAppend: cpuPerAppend(all(pgRuns, "searches"), all(pgRuns, "appends")),
+                sqliteAppCpuMsPerAppend: cpuPerAppend(all(sqliteRuns, "appends"), all(sqliteRuns, "appends")),
+                sqliteSearcherCpuMsPerAppend: cpuPerAppend(
+                  all(sqliteRuns, "searches"),
+                  all(sqliteRuns, "appends"),
+                ),
               }
-            : { errors: pgRun.searches.reduce((a, r) => a + r.errors, 0) },
+            : { errors: sum(pgRuns, (r) => r.searches.reduce((a, w) => a + w.errors, 0)) },
         });
       }
 
@@ -269,7 +305,7 @@ export const postgresScenario: Scenario = {
         cases.push(await migrateToPostgresCase(cluster.connectionString, data.path, ctx.log));
       notes.push(
         "Here 'ours' is the PostgreSQL store and 'baseline' the SQLite store (@hermes/store), both through the same API, in the same run; ratio = PostgreSQL time / SQLite time.",
-        `Appends: ${APPS} processes × ${count}, one appendMessage per call, while ${SEARCHERS} processes loop over the search mix, each starting a search every ${SEARCH_EVERY_MS} ms at most (${SEARCH_EVERY_MS > 0 ? `${Math.round((SEARCHERS * 1000) / SEARCH_EVERY_MS)} searches/s offered to each store` : "back to back"}; the concurrent-searches row gives the rate each store achieved); ops/s are aggregate from the first start to the last end.`,
+        `Appends: ${APPS} processes × ${count}, one appendMessage per call, while ${SEARCHERS} processes loop over the search mix, each starting a search every ${SEARCH_EVERY_MS} ms at most (${SEARCH_EVERY_MS > 0 ? `${Math.round((SEARCHERS * 1000) / SEARCH_EVERY_MS)} searches/s offered to each store` : "back to back"}; the concurrent-searches row gives the rate each store achieved); ops/s are aggregate from the first start to the last end of a round. Each store runs the phase twice, on fresh data each time, in the order ${ROUND_ORDER.join(", ")}; the rows pool both rounds (p50 and p99 over all ${(2 * APPS * count).toLocaleString("en-US")} appends of a store, ops/s over the summed rounds), and the appends row's rounds and sqliteRounds give each round alone.`,
         external
           ? "Server: HERMES_PG_URL."
           : `Servers: appends on a throwaway local cluster, the search mix on a cluster kept under the data directory; both initdb defaults (fsync and synchronous_commit on) but max_connections=200 and ${Object.entries(
@@ -287,6 +323,7 @@ export const postgresScenario: Scenario = {
           searchers: SEARCHERS,
           searchEveryMs: SEARCH_EVERY_MS,
           appendsPerApp: count,
+          appendRounds: ROUND_ORDER.join(", "),
           dataset: mainDataset(ctx),
         },
       };
