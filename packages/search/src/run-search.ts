@@ -2,6 +2,7 @@ import type { SearchContextMessage, SearchHit } from "@hermes/core";
 import type { SqlExecutor } from "@hermes/schema";
 import { CJK_INDEX_TABLE } from "./cjk-index/cjk-index.js";
 import { TRIGRAM_TABLE } from "./fts-ddl.js";
+import { likePattern } from "./like-pattern.js";
 import { newestMatchCandidates } from "./newest-first.js";
 import {
   aroundQueue,
@@ -16,7 +17,6 @@ import {
   filterSql,
   idListSearchSql,
   likeFilterSql,
-  likePattern,
   matchAmongSql,
   matchRowsSql,
   rankedSearchSql,

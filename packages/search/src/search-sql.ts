@@ -180,7 +180,7 @@ export function newestProofSql(filters: SearchFilters = {}): string {
 /**
  * The reference's `LIKE` scan for a one- or two-character CJK query (a full scan of
  * `messages`), for baselines. Parameters: the raw query six times (excerpt), the escaped
- * pattern `%…%` three times, the filter values, limit, offset. See {@link likePattern}.
+ * pattern `%…%` three times (`likePattern`), the filter values, limit, offset.
  */
 export function likeSearchSql(filters: SearchFilters = {}): string {
   const cut = (col: string) => `substr(${col}, max(1, instr(${col}, ?) - 40), 120)`;
@@ -194,11 +194,6 @@ export function likeSearchSql(filters: SearchFilters = {}): string {
     "WHERE (m.content LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\')" +
     `${filterSql(filters).sql} ORDER BY m.timestamp DESC LIMIT ? OFFSET ?`
   );
-}
-
-/** The reference's `LIKE` pattern for `raw`: `%raw%` with `\`, `%`, `_` escaped by `\`. */
-export function likePattern(raw: string): string {
-  return `%${raw.replace(/\\/g, "\\\\").replace(/%/g, "\\%").replace(/_/g, "\\_")}%`;
 }
 
 /**

@@ -2,12 +2,12 @@ import { containsCjk, countCjk } from "../cjk.js";
 import { cjkGramToken } from "../cjk-index/cjk-grams.js";
 import { CJK_INDEX_TABLE } from "../cjk-index/cjk-index.js";
 import { FTS_TABLE, TRIGRAM_TABLE } from "../fts-ddl.js";
+import { likePattern } from "../like-pattern.js";
 import {
   pyStrip,
   referenceDropsLeadingNot,
   referenceSanitizeFts5Query,
 } from "../reference-sanitize-fts5-query.js";
-import { likePattern } from "../search-sql.js";
 import { ftsQueryTokens, ftsTerm, hasWordCharacter, SEPARATOR_RE } from "./compile-fts-query.js";
 import {
   parseQueryTokens,

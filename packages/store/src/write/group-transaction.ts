@@ -1,9 +1,9 @@
 import { BackendError } from "@hermes/core";
 import type { DatabaseConnection } from "../database-connection.js";
 import { isBusyError, sqliteCode } from "../sqlite-errors.js";
+import { applyMerged, mergeableRun } from "./apply-merged.js";
 import { type IndexRepair, mayRepairIndex } from "./index-repair.js";
 import type { MergePacing } from "./merge-pacing.js";
-import { applyMerged, mergeableRun } from "./mergeable-write.js";
 import type { PostedWrites } from "./posted-writes.js";
 import { rollbackQuietly } from "./rollback-quietly.js";
 import type { ClaimedRequest, Receipt } from "./shared-commits.js";
