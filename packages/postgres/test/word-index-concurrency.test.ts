@@ -75,7 +75,9 @@ describe("the split word index under concurrency (processes)", () => {
         pageRepeats: 0,
       });
     const ids = appended.flatMap((r) => r.ids);
-    expect(new Set(ids).size).toBe(1000);
+    // Each appender wrote its 250, and more while no seal had switched yet (see the worker).
+    for (const r of appended) expect(r.ids.length).toBeGreaterThanOrEqual(250);
+    expect(new Set(ids).size).toBe(ids.length);
     // Seals ran during the appends: the registry holds sealed ranges.
     const during = await c.query("SELECT count(*)::int AS n FROM search_word_ranges WHERE hi IS NOT NULL");
     expect(during.rows[0].n).toBeGreaterThan(0);
@@ -89,7 +91,7 @@ describe("the split word index under concurrency (processes)", () => {
       stored.rows.map((r) => r.id),
       ids,
     );
-  });
+  }, 120_000);
 
   it("two processes sealing at once: one seals, the other is told busy or finds nothing left; the layout stays whole", async () => {
     const schema = freshSchema();

@@ -1,9 +1,13 @@
 // A process of the split word index's concurrency tests (argv: connection string, schema, role,
 // count, go file, stop file, sealEvery). Opens the store, waits for the go file, then:
-// `append` appends `count` messages one call each (its store seals when it crosses the mark);
+// `append` appends `count` messages one call each (its store seals when it crosses the mark),
+// then goes on, slowly, until the registry holds a sealed range (at most 60 s): a seal's index
+// builds wait for every older transaction on the server, so on a loaded machine they can outlast
+// `count`;
 // `search` runs ranked searches until the stop file exists; `seal` seals once. Prints a report.
 import { existsSync } from "node:fs";
 import { openPostgresSessionStore } from "@hermes/postgres";
+import pg from "pg";
 
 const [url, schema, role, count, go, stop, sealEvery] = process.argv.slice(2);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -18,7 +22,14 @@ if (role === "append") await store.createSession({ id: session, source: "child" 
 while (!existsSync(go)) await sleep(5);
 const out = { role, ids: [], errors: [], searches: 0, pageRepeats: 0, seal: null };
 if (role === "append") {
-  for (let i = 0; i < Number(count); i++) {
+  const registry = new pg.Client({ connectionString: url });
+  await registry.connect();
+  const sealedRanges = async () =>
+    (await registry.query(`SELECT count(*)::int AS n FROM ${schema}.search_word_ranges WHERE hi IS NOT NULL`))
+      .rows[0].n;
+  const deadline = Date.now() + 60_000;
+  for (let i = 0; i < Number(count) || ((await sealedRanges()) === 0 && Date.now() < deadline); i++) {
+    if (i >= Number(count)) await sleep(20);
     try {
       const content = `common ${session}n${i}${i % 3 === 0 ? " docker" : ""}`;
       out.ids.push(await store.appendMessage({ sessionId: session, role: "user", content }));
@@ -26,6 +37,7 @@ if (role === "append") {
       out.errors.push(String(error?.message ?? error));
     }
   }
+  await registry.end();
 } else if (role === "search") {
   for (let i = 0; !existsSync(stop); i++) {
     try {
