@@ -319,6 +319,36 @@ describe("seals while the store works", () => {
     await expectWholeLayout(c);
     expectEachOnce(await pagedIds(store, "common", 50), await matchingIds(c, "common"));
   });
+
+  it("verifySearchIndex names a seal held back by an older transaction, and that transaction's backend", async () => {
+    const { schema, store } = await storeWithSession();
+    await appendCommon(store, 30, "h");
+    // A transaction of the database older than the seal (it reads nothing of this schema's).
+    const holder = await client(schema);
+    await holder.query("SET application_name = 'seal-test-holder'");
+    await holder.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+    const holderPid = (await holder.query("SELECT pg_backend_pid() AS pid, txid_current()")).rows[0].pid;
+    const steps: SealStep[] = [];
+    const sealing = store.sealSearchIndex({ force: true, onStep: (step) => void steps.push(step) });
+    const detail = async () =>
+      (await store.verifySearchIndex()).indexes.find((i) => i.name === "idx_messages_words")!.detail!;
+    let seen = await detail();
+    for (let i = 0; i < 200 && !seen.includes("has waited"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      seen = await detail();
+    }
+    expect(seen).toMatch(
+      new RegExp(
+        `a seal of the ranges \\(backend \\d+\\) has waited \\d+ s for older transactions of the database to end: ` +
+          `backend ${holderPid} \\(idle in transaction, transaction open \\d+ s, seal-test-holder\\)$`,
+      ),
+    );
+    // Held back before its first build ended: nothing switched yet.
+    expect(steps).toEqual(["chosen"]);
+    await holder.query("COMMIT");
+    expect((await sealing).outcome).toBe("sealed");
+    expect(await detail()).not.toMatch(/a seal of the ranges/);
+  });
 });
 
 describe("a pool of the caller's", () => {

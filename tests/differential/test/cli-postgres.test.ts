@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { openPostgresSessionStore, PG_SCHEMA_VERSION } from "@hermes/postgres";
 import { openSessionStore } from "@hermes/store";
+import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
 import { copyOfSample } from "./helpers/reference-sample.js";
 
@@ -133,5 +134,37 @@ describe("hermes-sessions with PostgreSQL", () => {
     ).toEqual(["ok", "ok", "ok", "ok"]);
     const repaired = JSON.parse(await cli("--db", db, "doctor", "--repair", "--json"));
     expect(repaired).toMatchObject({ ok: true, repaired: true });
+  });
+
+  it("doctor names a seal that an older transaction holds back, and that transaction's backend", async () => {
+    const schema = `c_${randomBytes(6).toString("hex")}`;
+    const store = await openPostgresSessionStore({ connectionString: url, schema });
+    const holder = new pg.Client({ connectionString: url, application_name: "doctor-test-holder" });
+    await holder.connect();
+    try {
+      await store.createSession({ id: "a", source: "cli" });
+      await store.appendMessages(
+        Array.from({ length: 20 }, (_, i) => ({ sessionId: "a", role: "user", content: `word ${i}` })),
+      );
+      await holder.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+      const pid = (await holder.query("SELECT pg_backend_pid() AS pid, txid_current()")).rows[0].pid;
+      const sealing = store.sealSearchIndex({ force: true });
+      // The seal's first build waits for the holder from its start; doctor reads it then.
+      let detail = "";
+      for (let i = 0; i < 20 && !detail.includes("has waited"); i++) {
+        const report = JSON.parse(await cli("--db", pgUrl(schema), "doctor", "--json"));
+        detail = report.checks.find((c: { name: string }) => c.name.includes("idx_messages_words")).detail;
+      }
+      expect(detail).toMatch(
+        new RegExp(
+          `has waited \\d+ s for older transactions of the database to end: backend ${pid} \\(idle in transaction, transaction open \\d+ s, doctor-test-holder\\)$`,
+        ),
+      );
+      await holder.query("COMMIT");
+      expect((await sealing).outcome).toBe("sealed");
+    } finally {
+      await holder.end();
+      await store.close();
+    }
   });
 });

@@ -170,7 +170,9 @@ function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
     const status = i.status;
     const words: Record<string, string> = {
       ok: "consistent with messages",
-      behind: `${i.pending ?? "some"} queued change(s), applied before its next use`,
+      // A side index counts queued changes; PostgreSQL's word index is behind its seal mark.
+      behind:
+        i.pending === undefined ? "behind" : `${i.pending} queued change(s), applied before its next use`,
       building: "build interrupted, resumed before its next use",
       "not-built": "not built yet (created on the first short CJK search)",
       missing: "missing (run doctor --repair)",

@@ -7,6 +7,7 @@ import { ensureRum } from "../pg-extensions.js";
 import { searchIndexStatements } from "../pg-schema.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { searchColumns } from "../search/pg-search-text.js";
+import { sealUnderWay, sealUnderWayText } from "../search/seal-under-way.js";
 import { type SealReport, type SealStep, SealStopped } from "../search/seal-word-ranges.js";
 import type { WordIndex } from "../search/word-index.js";
 import {
@@ -58,12 +59,17 @@ async function splitWordStatus(
   const held = Math.max(0, top - Number(open.lo));
   const failed =
     index.lastSealError === null ? "" : `; the last seal failed: ${(index.lastSealError as Error).message}`;
+  // Diagnostic only: a server that will not show its locks leaves the phrase out.
+  const underWay = await sealUnderWay(db).catch(() => null);
+  const sealing = underWay === null ? "" : `; ${sealUnderWayText(underWay)}`;
   const detail =
     `${rows.length - 1} sealed range(s) on RUM up to id ${open.lo}, the open range on GIN above it ` +
-    `(${held} ids; sealed every ${sealEvery})${failed}`;
+    `(${held} ids; sealed every ${sealEvery})${failed}${sealing}`;
   // Past twice the mark, ranked queries read more of the open range than the design bounds.
-  if (held > 2 * sealEvery)
-    return { name, kind, status: "behind", detail: `${detail}: a seal runs after the next append` };
+  if (held > 2 * sealEvery) {
+    const next = underWay === null ? ": a seal runs after the next append" : "";
+    return { name, kind, status: "behind", detail: `${detail}${next}` };
+  }
   return { name, kind, status: "ok", detail };
 }
 
