@@ -22,6 +22,8 @@ let dbPath: string;
 let seed: WebSeed;
 let before: ReturnType<typeof fileState>;
 const pageErrors: string[] = [];
+/** `expect.poll`'s 1 s default is short for a page load on a loaded machine. */
+const POLL = { timeout: 15_000 };
 
 // The databases live for the whole file (not per test): one folder, removed at the end.
 const folder = mkdtempSync(join(tmpdir(), "hermes-web-e2e-"));
@@ -70,11 +72,13 @@ describe("session browser in Chromium", () => {
     expect(await page.locator(".session-item").count()).toBe(50);
     await screenshot(page, "sessions");
     // Scrolling to the end loads the next pages (cursor paging), until everything is shown.
-    for (let i = 0; i < 10 && !(await page.locator(".end-of-list").isVisible()); i++) {
+    // (Scrolls until the end shows, for up to 20 s: page loads are slow on a loaded machine.)
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+      if (await page.locator(".end-of-list").isVisible()) break;
       await page.locator(".sentinel").scrollIntoViewIfNeeded();
       await page.waitForTimeout(150);
     }
-    await expect.poll(() => page.locator(".session-item").count()).toBe(seed.listed);
+    await expect.poll(() => page.locator(".session-item").count(), POLL).toBe(seed.listed);
     expect(await page.locator(".end-of-list").textContent()).toContain(`All ${seed.listed} sessions`);
     const docker = page.locator(".session-item", { hasText: "Fix Docker build" }).first();
     expect(await docker.locator(".badge").textContent()).toBe("live");
@@ -91,7 +95,7 @@ describe("session browser in Chromium", () => {
     const page = await open("/");
     await page.locator(".session-item").first().waitFor();
     await page.getByLabel("Source").selectOption("telegram");
-    await expect.poll(() => page.locator(".session-item").count()).toBe(1);
+    await expect.poll(() => page.locator(".session-item").count(), POLL).toBe(1);
     expect(await page.locator(".session-item .row-link").textContent()).toBe("桂林旅行计划");
     expect(page.url()).toContain("source=telegram");
     await page.close();
@@ -202,7 +206,7 @@ describe("session browser in Chromium", () => {
     await screenshot(page, "conversation");
     await page.locator(".lineage a", { hasText: "Fix Docker build #2" }).click();
     await page.waitForURL(`${server.origin}/session/${seed.dockerTip}`);
-    await expect.poll(() => page.locator("h1").textContent()).toBe("Fix Docker build #2");
+    await expect.poll(() => page.locator("h1").textContent(), POLL).toBe("Fix Docker build #2");
     expect(await page.locator(".lineage .current").textContent()).toContain("Fix Docker build #2");
     await page.close();
   });
@@ -326,7 +330,7 @@ describe("session browser in Chromium", () => {
             page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth),
           {
             message: path,
-            timeout: 5000,
+            timeout: 15_000,
           },
         )
         .toBeLessThanOrEqual(0);
@@ -352,7 +356,9 @@ describe("session browser in Chromium", () => {
   it("opens a followed conversation at its end", async () => {
     const page = await open(`/session/${seed.long}?follow=1`);
     await page.locator(".message").first().waitFor();
-    await expect.poll(() => page.locator(".message").last().textContent()).toContain("Long message 449");
+    await expect
+      .poll(() => page.locator(".message").last().textContent(), POLL)
+      .toContain("Long message 449");
     expect(await page.getByLabel("Follow").isChecked()).toBe(true);
     expect(await page.locator(".pager").first().textContent()).toContain("351–450 of 450");
     await page.close();
@@ -390,7 +396,7 @@ describe("live view in Chromium", () => {
     });
     await page
       .locator(".message", { hasText: "Appended by the agent in another process" })
-      .waitFor({ timeout: 5000 });
+      .waitFor({ timeout: 20_000 });
     // Followed: the new message is in view at the bottom.
     const box = await page.locator(".message").last().boundingBox();
     expect(box !== null && box.y + box.height <= 900 + 1).toBe(true);
@@ -403,7 +409,7 @@ describe("live view in Chromium", () => {
       content: "hello from a new session",
       createSession: { source: "telegram", title: "Created while watching" },
     });
-    await page.locator(".session-item", { hasText: "Created while watching" }).waitFor({ timeout: 5000 });
+    await page.locator(".session-item", { hasText: "Created while watching" }).waitFor({ timeout: 20_000 });
     expect(await page.locator(".session-item .row-link").first().textContent()).toBe(
       "Created while watching",
     );

@@ -124,5 +124,6 @@ describe("the split word index under concurrency (processes)", () => {
       await expectWholeLayout(c);
       expectEachOnce(await pagedIds(store, "common", 45), ids);
     }
-  });
+    // Each round's seals wait for the older transactions of other test files on the server.
+  }, 180_000);
 });

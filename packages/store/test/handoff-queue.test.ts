@@ -77,11 +77,12 @@ describe("HandoffQueue: cross-process order of writers", () => {
 
   it("passes over a waiter whose heartbeat is stale (killed, suspended)", async () => {
     const path = dbPath();
-    const a = join_(path, 30);
-    const b = join_(path, 30);
+    // Bounds of 1 s: a loaded machine may pause a few hundred ms between two calls.
+    const a = join_(path, 1_000);
+    const b = join_(path, 1_000);
     b.enqueue();
     expect(a.mustDefer()).toBe(true);
-    await sleep(80);
+    await sleep(1_200);
     expect(a.mustDefer()).toBe(false);
     b.enqueue(); // a heartbeat makes it count again, with its old place
     expect(a.mustDefer()).toBe(true);
@@ -89,14 +90,14 @@ describe("HandoffQueue: cross-process order of writers", () => {
 
   it("lets every waiter try the lock again once the head has waited long (a long hold)", async () => {
     const path = dbPath();
-    const a = join_(path, 60_000, 40);
-    const b = join_(path, 60_000, 40);
+    const a = join_(path, 60_000, 1_000);
+    const b = join_(path, 60_000, 1_000);
     b.enqueue();
     expect(a.turn()).toBe("queue");
     a.enqueue();
     expect(a.turn()).toBe("queue"); // queued behind b, whose wait is still short
     expect(b.turn()).toBe("go");
-    await sleep(80);
+    await sleep(1_200);
     b.enqueue(); // b is alive, still waiting: the lock is held long
     expect(a.turn()).toBe("race");
     expect(b.turn()).toBe("go");

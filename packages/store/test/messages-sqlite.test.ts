@@ -261,7 +261,7 @@ describe("retention on SQLite: another process holds the lock", () => {
     const store = await open(path);
     await store.createSession({ id: "s1", source: "cli" });
     await store.appendMessage({ sessionId: "s1", role: "user", content: "mine" });
-    const holder = startChild("lock-holder.mjs", [path, "600", "commit", "3"]);
+    const holder = startChild("lock-holder.mjs", [path, "2000", "commit", "3"]);
     await holder.waitForLine("locked");
     let ticks = 0;
     const timer = setInterval(() => ticks++, 10);

@@ -307,7 +307,8 @@ describe('writer: "auto"', () => {
       return ids;
     });
     const ids = await Promise.all(callers);
-    for (let i = 0; i < 200 && store.writerThread === undefined; i++) await sleep(10);
+    for (const deadline = Date.now() + 30_000; store.writerThread === undefined && Date.now() < deadline; )
+      await sleep(10);
     expect(store.writerThread?.alive).toBe(true);
     await store.appendMessage({ sessionId: "s", role: "user", content: "on the writer" });
     expect(store.writerThread?.stats.writes).toBeGreaterThan(0);
