@@ -26,7 +26,8 @@ export interface SealUnderWay {
 /**
  * Who holds the seal lock of this schema and what its statement waits for, read from
  * `pg_locks` and `pg_stat_activity`; `null` when nobody holds it. A concurrent index build
- * waits for every older transaction of the database, so a long one anywhere holds a seal back.
+ * waits for older snapshots anywhere in the database and for open transactions that used
+ * `messages` (a drop for any of them), so one long transaction holds a seal back.
  */
 export async function sealUnderWay(db: PgDb): Promise<SealUnderWay | null> {
   // An advisory lock on a bigint key shows its high half as classid, its low half as objid.
