@@ -3,28 +3,32 @@ import { migrationStatements, type PgMigration, type PgServerFeatures } from "./
 import { v06SplitWordIndex } from "./migrations/v06-split-word-index.js";
 import { v07GramRowTrigger } from "./migrations/v07-gram-row-trigger.js";
 import { CJK_RECENT_INDEX_SQL, v08CjkRecentIndex } from "./migrations/v08-cjk-recent-index.js";
+import { v09TrigramRanges } from "./migrations/v09-trigram-ranges.js";
 import type { PgDb } from "./pg-database.js";
 import { createExtensions, ensureRum } from "./pg-extensions.js";
+import { SEARCH_DOCUMENT_COLUMNS_SQL } from "./search/word-ranges.js";
 
-/** pg_trgm's index of the searched text (substring terms of three characters or more). */
+/**
+ * pg_trgm's index of the searched text (substring terms of three characters or more) over the
+ * whole table: the GIN layout's (v9 gives the split layout one per sealed range instead).
+ */
 const TRGM_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
-  (COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, ''))
-  public.gin_trgm_ops)`;
+  ${SEARCH_DOCUMENT_COLUMNS_SQL} public.gin_trgm_ops)`;
 
 /** The GIN layout's word index (no RUM on the server): the matches selected, then sorted. */
 const GIN_WORD_INDEX_SQL =
   "CREATE INDEX IF NOT EXISTS idx_messages_search_vector ON messages USING gin (search_vector)";
 
 /**
- * The search indexes of the current schema but the split word index (with RUM: its ranges'
- * indexes are made from its registry, see `search/word-ranges.ts`): without RUM the GIN word
- * index; the gram vector's index, pg_trgm's and the newest CJK messages' (v8) on both.
+ * The search indexes of the current schema but the split layout's (with RUM: its ranges' word
+ * and trigram indexes are made from its registry, see `search/word-ranges.ts`): without RUM
+ * the GIN word index and pg_trgm's over the whole table; the gram vector's index and the
+ * newest CJK messages' (v8) on both.
  */
 export function searchIndexStatements(features: PgServerFeatures): string[] {
   return [
-    ...(features.rum ? [] : [GIN_WORD_INDEX_SQL]),
+    ...(features.rum ? [] : [GIN_WORD_INDEX_SQL, TRGM_INDEX_SQL]),
     GRAM_INDEX_SQL,
-    TRGM_INDEX_SQL,
     CJK_RECENT_INDEX_SQL,
   ];
 }
@@ -260,6 +264,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   v06SplitWordIndex,
   v07GramRowTrigger,
   v08CjkRecentIndex,
+  v09TrigramRanges,
 ];
 
 /** The newest schema version this package writes. */

@@ -7,18 +7,18 @@ import {
   searchColumns,
 } from "@hermes/postgres";
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { migrationStatements } from "../dist/migrations/pg-migration.js";
 import { ensureExtensions } from "./helpers/extensions.js";
 import { freshSchema, serverUrl, storesClosedAfterEach } from "./helpers/test-stores.js";
 import {
+  clientsEndedAfterEach,
   expectEachOnce,
   expectWholeLayout,
   indexPagesHash,
   matchingIds,
   pagedIds,
   rangeRows,
-  schemaClient,
   wordIndexes,
 } from "./helpers/word-index.js";
 
@@ -27,15 +27,7 @@ import {
 // searches go on. The server of these tests has RUM (Debian's postgresql-15-rum).
 const url = serverUrl();
 const open = storesClosedAfterEach(url);
-const clients: pg.Client[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) await c.end();
-});
-async function client(schema: string): Promise<pg.Client> {
-  const c = await schemaClient(url, schema);
-  clients.push(c);
-  return c;
-}
+const client = clientsEndedAfterEach(url);
 
 /** A store on a fresh schema with one session `a`, seals only when asked, old indexes dropped at once. */
 async function storeWithSession(o: { refreshMs?: number } = {}) {
@@ -400,11 +392,12 @@ describe("schema v6: a v5 store upgrades", () => {
     }
     expect(await wordIndexes(c)).toEqual({ idx_messages_search_vector: "rum" });
     const store = await open({ schema });
-    expect(store.migration).toMatchObject({ fromVersion: 5, toVersion: 8 });
+    expect(store.migration).toMatchObject({ fromVersion: 5, toVersion: 9 });
     expect(store.migration.applied).toEqual([
       expect.stringMatching(/^v6: /),
       expect.stringMatching(/^v7: /),
       expect.stringMatching(/^v8: /),
+      expect.stringMatching(/^v9: /),
     ]);
     expect((await expectWholeLayout(c)).map((r) => [r.lo, r.hi])).toEqual([
       [0, 120],

@@ -13,6 +13,8 @@ import type { WordIndex } from "../search/word-index.js";
 import {
   lockSeals,
   rangeIndexSql,
+  rangeTrigramIndexName,
+  rangeTrigramIndexSql,
   readWordRanges,
   sealedFloor,
   unlockSeals,
@@ -73,6 +75,34 @@ async function splitWordStatus(
   return { name, kind, status: "ok", detail };
 }
 
+/** The name `verifySearchIndex` gives the sealed ranges' trigram indexes (v9). */
+const SPLIT_TRIGRAM_INDEX = "idx_messages_words_trgm";
+
+/** The sealed ranges' trigram indexes: each present and valid (the open range has none). */
+async function splitTrigramStatus(db: PgDb): Promise<SearchIndexStatus> {
+  const { rows } = await sql<{ name: string; valid: boolean | null }>`
+    SELECT r.index_name || '_trgm' AS name, i.indisvalid AS valid FROM search_word_ranges r
+      LEFT JOIN pg_class c ON c.relname = r.index_name || '_trgm'
+        AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+      LEFT JOIN pg_index i ON i.indexrelid = c.oid
+    WHERE r.hi IS NOT NULL ORDER BY r.lo`.execute(db);
+  const base = { name: SPLIT_TRIGRAM_INDEX, kind: "trigram" as const };
+  const broken = rows.filter((r) => r.valid !== true);
+  if (broken.length > 0) {
+    const which = broken.map((r) => `${r.name} (${r.valid === false ? "invalid" : "does not exist"})`);
+    return {
+      ...base,
+      status: "missing",
+      detail: `sealed ranges without their trigram index: ${which.join(", ")}`,
+    };
+  }
+  return {
+    ...base,
+    status: "ok",
+    detail: `pg_trgm by sealed range (${rows.length}); the open range's rows are read off the primary key`,
+  };
+}
+
 /** State of the search index: rows whose `search_vector` is missing count as damage. */
 export async function verifySearchIndex(ctx: PgStoreContext): Promise<SearchIndexReport> {
   return ctx.read(async (db) => {
@@ -106,7 +136,7 @@ export async function verifySearchIndex(ctx: PgStoreContext): Promise<SearchInde
       split
         ? await splitWordStatus(db, ctx.searchIndex, missing)
         : status("idx_messages_search_vector", "unicode61"),
-      status("idx_messages_search_trgm", "trigram"),
+      split ? await splitTrigramStatus(db) : status("idx_messages_search_trgm", "trigram"),
       status("idx_messages_search_grams", "short-cjk"),
       status("idx_messages_cjk_recent", "short-cjk"),
     ];
@@ -116,9 +146,9 @@ export async function verifySearchIndex(ctx: PgStoreContext): Promise<SearchInde
 
 /**
  * The word index's indexes, in a write transaction: with RUM, the split layout (laid out from
- * the table when there is none yet, e.g. coming from GIN; else each registered range's index
- * made where missing or invalid, built in this transaction); without RUM, nothing (the GIN
- * index is one of `searchIndexStatements`).
+ * the table when there is none yet, e.g. coming from GIN; else each registered range's index,
+ * and each sealed range's trigram index, made where missing or invalid, built in this
+ * transaction); without RUM, nothing (the GIN index is one of `searchIndexStatements`).
  */
 async function ensureWordIndexes(db: PgDb, rum: boolean): Promise<void> {
   if (!rum) return;
@@ -140,6 +170,10 @@ async function ensureWordIndexes(db: PgDb, rum: boolean): Promise<void> {
   for (const range of ranges) {
     if (invalid.has(range.index)) await sql`DROP INDEX ${sql.ref(range.index)}`.execute(db);
     await sql.raw(rangeIndexSql(range, false)).execute(db);
+    if (range.hi === null) continue;
+    const trigrams = rangeTrigramIndexName(range);
+    if (invalid.has(trigrams)) await sql`DROP INDEX ${sql.ref(trigrams)}`.execute(db);
+    await sql.raw(rangeTrigramIndexSql(range, false)).execute(db);
   }
 }
 

@@ -12,6 +12,7 @@ import { searchArguments } from "../search/search-arguments.js";
 import { hitContext, withContexts } from "../search/search-contexts.js";
 import { searchQuery, wordMatch } from "../search/search-query.js";
 import { StatementTemplates, slots } from "../search/statement-templates.js";
+import { substringRangesCondition } from "../search/substring-ranges.js";
 import type { WordRange } from "../search/word-ranges.js";
 
 /**
@@ -85,7 +86,8 @@ function withinRecent(where: RawBuilder<boolean>, n: number): RawBuilder<boolean
  * the word index, ranked by PostgreSQL's relevance (`ts_rank`; with RUM, `search_vector <=>
  * query` reads the top hits of each sealed range off its index instead of scoring every
  * match, see `rankedRangesPage`); CJK and substring queries newest first, through the gram
- * and pg_trgm indexes with their matches sorted, or down `idx_messages_cjk_recent` (the newest
+ * and pg_trgm indexes (on the split layout, pg_trgm's range by range: `substringRangesCondition`)
+ * with their matches sorted, or down `idx_messages_cjk_recent` (the newest
  * messages with CJK) where the planner finds a CJK term common enough, or a longer CJK term's
  * page fills among the newest (see `longCjkTermPage`).
  */
@@ -107,8 +109,12 @@ export async function searchMessages(
       // A term of one or two characters is planned from its gram's statistics: a common one walks
       // `idx_messages_cjk_recent` newest first, a rare one is selected through the gram index.
       if (built.grams !== null) return gramPage(db, built.grams, filters, limit, offset);
-      if (!built.longCjkTerm)
-        return withContexts(newestFirstPage(db, built.where, filters, limit, offset), false).execute(db);
+      if (!built.longCjkTerm) {
+        const where = built.trigrams
+          ? substringRangesCondition(built.where, await ctx.searchIndex.ranges(db))
+          : built.where;
+        return withContexts(newestFirstPage(db, where, filters, limit, offset), false).execute(db);
+      }
       return longCjkTermPage(db, built.where, filters, limit, offset);
     }
     // The split word index's ranges (none: the GIN layout) as the store last read them.

@@ -1,4 +1,4 @@
-import { containsCjk, isCjkCodePoint, type QueryNode } from "@hermes/search";
+import { containsCjk, isCjkCodePoint, positiveTerms, type QueryNode } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { GRAMS_PRESENT } from "../pg-schema.js";
 import { eachWord, wordTokens } from "./word-tokens.js";
@@ -108,6 +108,16 @@ function shortCjkGram(term: string): string | null {
 /** Whether `term` is three or more characters, all CJK (found by its gram pairs, then checked). */
 export function longCjkTerm(term: string): boolean {
   return [...term].length >= 3 && allCjk(term);
+}
+
+/**
+ * Whether a CJK-mode query is found through pg_trgm's index: some positive term is matched by
+ * `ILIKE` alone (not one found by its grams), and each such term has three or more characters
+ * (a shorter one yields no trigram: the query reads every row whatever the index).
+ */
+export function needsTrigrams(tree: QueryNode): boolean {
+  const plain = positiveTerms(tree).filter((t) => shortCjkQuery(t.text) === null && !longCjkTerm(t.text));
+  return plain.length > 0 && plain.every((t) => [...t.text].length >= 3);
 }
 
 /** The gram `tsquery` of a one- or two-character term holding CJK, or `null` for other terms. */

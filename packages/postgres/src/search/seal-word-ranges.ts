@@ -1,8 +1,11 @@
 import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import {
+  REGISTERED_INDEXES_SQL,
   rangeIndexName,
   rangeIndexSql,
+  rangeTrigramIndexName,
+  rangeTrigramIndexSql,
   readWordRanges,
   SEAL_LOCK_KEY,
   WORD_INDEX_PATTERN,
@@ -13,7 +16,7 @@ import {
 export type SealStep =
   /** The lock is held and the bound chosen (recorded for imports); nothing built yet. */
   | "chosen"
-  /** The new sealed range's RUM index is built (not yet used by queries). */
+  /** The new sealed range's RUM and trigram indexes are built (not yet used by queries). */
   | "sealed-built"
   /** The new open range's GIN index is built (not yet used). */
   | "open-built"
@@ -93,33 +96,33 @@ export function sealPlan(ranges: readonly WordRange[], top: number): { lo: numbe
   return { lo, folded };
 }
 
-/** Drops word indexes the registry does not name (a seal that died half-way), concurrently. */
+/** Drops range indexes the registry does not stand for (a seal that died half-way), concurrently. */
 async function dropStrayIndexes(db: PgDb): Promise<void> {
   const { rows } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_index i
       JOIN pg_class c ON c.oid = i.indexrelid
     WHERE i.indrelid = 'messages'::regclass AND c.relname LIKE ${WORD_INDEX_PATTERN}
-      AND c.relname NOT IN (SELECT index_name FROM search_word_ranges)`.execute(db);
+      AND c.relname NOT IN (${sql.raw(REGISTERED_INDEXES_SQL)})`.execute(db);
   for (const { name } of rows) await sql`DROP INDEX CONCURRENTLY IF EXISTS ${sql.ref(name)}`.execute(db);
 }
 
 /**
- * Builds `range`'s index concurrently (appends and searches go on); a build that fails leaves
- * an invalid index, dropped before the error is passed on.
+ * Builds the index `name` (its `CREATE INDEX CONCURRENTLY` statement `create`) while appends
+ * and searches go on; a build that fails leaves an invalid index, dropped before the error is
+ * passed on.
  */
 async function buildConcurrently(
   db: PgDb,
-  range: { lo: number; hi: number | null },
+  name: string,
+  create: string,
   signal: AbortSignal | undefined,
 ): Promise<void> {
   if (signal?.aborted) throw new SealStopped();
   try {
-    await sql.raw(rangeIndexSql(range, true)).execute(db);
+    await sql.raw(create).execute(db);
   } catch (error) {
     // Cancelled by close(): the next seal drops it (the pool is about to end).
     if (signal?.aborted) throw error;
-    await sql`DROP INDEX CONCURRENTLY IF EXISTS ${sql.ref(rangeIndexName(range))}`
-      .execute(db)
-      .catch(() => {});
+    await sql`DROP INDEX CONCURRENTLY IF EXISTS ${sql.ref(name)}`.execute(db).catch(() => {});
     throw error;
   }
 }
@@ -132,7 +135,8 @@ async function buildConcurrently(
  * 1. choose the bound `top`, the last id the sequence handed out: every later append gets a
  *    larger id, so the new RUM index takes no insert once its concurrent build has waited out
  *    the transactions that drew ids up to `top`; `top` is recorded for imports;
- * 2. build the RUM index of `(lo, top]` (merging the newest sealed ranges, see {@link sealPlan});
+ * 2. build the RUM and trigram indexes of `(lo, top]` (merging the newest sealed ranges, see
+ *    {@link sealPlan});
  * 3. build the GIN index of the new open range `id > top`;
  * 4. switch the registry in one transaction;
  * 5. after `dropDelayMs` (stores re-read the registry meanwhile), drop the replaced indexes.
@@ -166,9 +170,10 @@ export async function sealWordRanges(db: PgDb, o: SealOptions): Promise<SealRepo
     const next = { lo: top, hi: null };
     const step = async (s: SealStep) => o.onStep?.(s, sealed);
     await step("chosen");
-    await buildConcurrently(db, sealed, o.signal);
+    await buildConcurrently(db, rangeIndexName(sealed), rangeIndexSql(sealed, true), o.signal);
+    await buildConcurrently(db, rangeTrigramIndexName(sealed), rangeTrigramIndexSql(sealed, true), o.signal);
     await step("sealed-built");
-    await buildConcurrently(db, next, o.signal);
+    await buildConcurrently(db, rangeIndexName(next), rangeIndexSql(next, true), o.signal);
     await step("open-built");
     if (o.signal?.aborted) throw new SealStopped();
     await db.transaction().execute(async (trx) => {
@@ -182,8 +187,8 @@ export async function sealWordRanges(db: PgDb, o: SealOptions): Promise<SealRepo
     if (o.dropDelayMs > 0) await sleep(o.dropDelayMs, o.signal);
     // Stopped: the replaced indexes, no longer in the registry, go with the next seal.
     if (o.signal?.aborted) return { outcome: "sealed", range: sealed, merged: folded.length };
-    for (const old of [...folded, open])
-      await sql`DROP INDEX CONCURRENTLY IF EXISTS ${sql.ref(old.index)}`.execute(db);
+    const replaced = [...folded.flatMap((r) => [r.index, rangeTrigramIndexName(r)]), open.index];
+    for (const name of replaced) await sql`DROP INDEX CONCURRENTLY IF EXISTS ${sql.ref(name)}`.execute(db);
     await step("dropped");
     return { outcome: "sealed", range: sealed, merged: folded.length };
   } finally {

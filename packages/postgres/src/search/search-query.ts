@@ -1,7 +1,13 @@
 import { parseCjkQuery, parseFtsQuery, type planSearch, positiveTerms, queryTerms } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { type Phrase, queryPhrases, trigramPhrases, trigramTokens } from "./fts5-compat.js";
-import { gramQuery, longCjkTerm, substringCondition, tsqueryLiteral } from "./pg-search-text.js";
+import {
+  gramQuery,
+  longCjkTerm,
+  needsTrigrams,
+  substringCondition,
+  tsqueryLiteral,
+} from "./pg-search-text.js";
 import { wordTokensAt } from "./word-tokens.js";
 
 /**
@@ -23,6 +29,11 @@ export interface SearchQuery {
    * (its `where` is then `gramMatch` of it), else `null`.
    */
   readonly grams: string | null;
+  /**
+   * Found through pg_trgm's index (see `needsTrigrams`): on the split layout, read range by
+   * range (`substringRangesCondition`).
+   */
+  readonly trigrams: boolean;
   /** Snippet rules when the SQLite store ranks the query (FTS5 `snippet()`), else excerpts. */
   readonly ranked: { phrases: Phrase[]; tokenize: typeof wordTokensAt } | null;
   readonly needles: readonly string[];
@@ -47,6 +58,7 @@ export function searchQuery(
       rankBy: tsq,
       longCjkTerm: false,
       grams: null,
+      trigrams: false,
       ranked: { phrases: queryPhrases(tree), tokenize: wordTokensAt },
       needles: [],
     };
@@ -65,6 +77,7 @@ export function searchQuery(
     rankBy: null,
     longCjkTerm: tree.kind === "term" && longCjkTerm(tree.text),
     grams: gramQuery(tree),
+    trigrams: needsTrigrams(tree),
     ranked,
     needles: ranked === null ? positiveTerms(tree).map((t) => t.text) : [],
   };

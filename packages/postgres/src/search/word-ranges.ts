@@ -97,6 +97,40 @@ export function rangeIndexName(range: Pick<WordRange, "lo" | "hi">): string {
     : `idx_messages_words_${range.lo}_${range.hi}`;
 }
 
+/**
+ * The text pg_trgm indexes and substring search reads: a message's columns joined (unqualified;
+ * `SEARCH_DOCUMENT_SQL` is the same on `m`, and the planner matches the two).
+ */
+export const SEARCH_DOCUMENT_COLUMNS_SQL =
+  "(COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, ''))";
+
+/**
+ * The name of a sealed range's pg_trgm index (schema v9). Only sealed ranges have one: an append
+ * then inserts no trigrams (it was over half of an append's WAL), and a substring query reads
+ * the open range's rows off the primary key (see `substringRangesCondition`).
+ */
+export function rangeTrigramIndexName(range: Pick<WordRange, "lo" | "hi">): string {
+  if (range.hi === null) throw new RangeError("the open range has no trigram index");
+  return `${rangeIndexName(range)}_trgm`;
+}
+
+/** `CREATE INDEX` of a sealed range's pg_trgm index (see {@link rangeTrigramIndexName}). */
+export function rangeTrigramIndexSql(range: Pick<WordRange, "lo" | "hi">, concurrently: boolean): string {
+  return `CREATE INDEX ${concurrently ? "CONCURRENTLY " : ""}IF NOT EXISTS ${rangeTrigramIndexName(range)}
+    ON messages USING gin (${SEARCH_DOCUMENT_COLUMNS_SQL} public.gin_trgm_ops) WHERE ${rangePredicate(range)}`;
+}
+
+/** `text` inside a string literal of PL/pgSQL (a `format()` pattern of the layout's). */
+export const inFormat = (text: string) => text.replaceAll("'", "''");
+
+/**
+ * The names of the indexes the registry stands for (each range's word index, each sealed
+ * range's trigram index), as a subquery: the indexes matching {@link WORD_INDEX_PATTERN} outside
+ * it are strays of a seal that died half-way.
+ */
+export const REGISTERED_INDEXES_SQL = `SELECT index_name FROM search_word_ranges
+  UNION ALL SELECT index_name || '_trgm' FROM search_word_ranges WHERE hi IS NOT NULL`;
+
 /** `CREATE INDEX` of a range: RUM with positions when sealed, GIN when open. */
 export function rangeIndexSql(range: Pick<WordRange, "lo" | "hi">, concurrently: boolean): string {
   const method = range.hi === null ? "gin (search_vector)" : "rum (search_vector public.rum_tsvector_ops)";
@@ -132,9 +166,9 @@ export async function sealedFloor(db: PgDb): Promise<number> {
 /**
  * Lays the word index out anew from the table (upgrade to v6, after a bulk load, when RUM
  * arrives): one sealed range of every id drawn so far and an empty open range, built in this
- * transaction with appends held off (`SHARE` lock; reads go on), then the word indexes the
- * registry no longer names are dropped. An index that already exists valid under a range's
- * name is kept.
+ * transaction with appends held off (`SHARE` lock; reads go on), with the sealed range's
+ * trigram index (v9: it replaces the whole table's), then the indexes the registry no longer
+ * names are dropped. An index that already exists valid under a range's name is kept.
  */
 export const WORD_INDEX_LAYOUT_SQL = `DO $layout$
 DECLARE
@@ -153,7 +187,7 @@ BEGIN
   -- An invalid index (a concurrent build that failed) under one of these names is rebuilt.
   FOR stale IN SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
       WHERE i.indrelid = 'messages'::regclass AND NOT i.indisvalid
-        AND c.relname IN (SELECT index_name FROM search_word_ranges) LOOP
+        AND c.relname IN (${REGISTERED_INDEXES_SQL}) LOOP
     EXECUTE format('DROP INDEX %I', stale.relname);
   END LOOP;
   IF top > 0 THEN
@@ -162,10 +196,16 @@ BEGIN
   END IF;
   EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON messages USING gin (search_vector) WHERE ${ID} > %s::bigint',
     'idx_messages_words_open_' || top, top);
+  -- v9: trigrams by sealed range; the whole table's pg_trgm index goes.
+  IF top > 0 THEN
+    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON messages USING gin (${inFormat(SEARCH_DOCUMENT_COLUMNS_SQL)} public.gin_trgm_ops)
+      WHERE ${ID} > 0::bigint AND ${ID} <= %s::bigint', 'idx_messages_words_0_' || top || '_trgm', top);
+  END IF;
+  DROP INDEX IF EXISTS idx_messages_search_trgm;
   FOR stale IN SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
       WHERE i.indrelid = 'messages'::regclass
         AND (c.relname LIKE '${WORD_INDEX_PATTERN}' OR c.relname = 'idx_messages_search_vector')
-        AND c.relname NOT IN (SELECT index_name FROM search_word_ranges) LOOP
+        AND c.relname NOT IN (${REGISTERED_INDEXES_SQL}) LOOP
     EXECUTE format('DROP INDEX %I', stale.relname);
   END LOOP;
 END $layout$`;

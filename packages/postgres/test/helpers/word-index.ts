@@ -1,6 +1,6 @@
 import type { PostgresSessionStore } from "@hermes/postgres";
 import pg from "pg";
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 
 /** A client whose queries run in `schema` (created when missing). */
 export async function schemaClient(url: string, schema: string): Promise<pg.Client> {
@@ -9,6 +9,22 @@ export async function schemaClient(url: string, schema: string): Promise<pg.Clie
   await c.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   await c.query(`SET search_path = "${schema}", public`);
   return c;
+}
+
+/**
+ * Opens {@link schemaClient}s on `url`; each is ended after the test that opened it. Call at the
+ * top level of a test file (it registers an `afterEach`).
+ */
+export function clientsEndedAfterEach(url: string): (schema: string) => Promise<pg.Client> {
+  const clients: pg.Client[] = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) await c.end();
+  });
+  return async (schema) => {
+    const c = await schemaClient(url, schema);
+    clients.push(c);
+    return c;
+  };
 }
 
 /** One registered range with its index's access method, validity and predicate. */
@@ -46,10 +62,27 @@ export async function wordIndexes(c: pg.Client): Promise<Record<string, string>>
   return Object.fromEntries(rows.map((r) => [r.name, r.method]));
 }
 
+/** The trigram indexes of `messages` (the whole table's, the sealed ranges'), with method, validity and predicate. */
+export async function trigramIndexes(
+  c: pg.Client,
+): Promise<Record<string, { method: string; valid: boolean; predicate: string | null }>> {
+  const { rows } = await c.query(
+    `SELECT ic.relname AS name, a.amname AS method, i.indisvalid AS valid,
+        pg_get_expr(i.indpred, i.indrelid) AS predicate
+     FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am a ON a.oid = ic.relam
+     WHERE i.indrelid = 'messages'::regclass AND pg_get_indexdef(i.indexrelid) LIKE '%gin_trgm_ops%'
+     ORDER BY 1`,
+  );
+  return Object.fromEntries(
+    rows.map((r) => [r.name, { method: r.method, valid: r.valid, predicate: r.predicate }]),
+  );
+}
+
 /**
  * Asserts the split layout is whole: ranges that partition the ids (each starts where the last
  * ended, from 0, the last one open), each with its own valid index (RUM when sealed, GIN when
- * open), and no other word index. Returns the ranges.
+ * open), each sealed range with its own valid trigram index (v9, same predicate), and no other
+ * word or trigram index. Returns the ranges.
  */
 export async function expectWholeLayout(c: pg.Client): Promise<RangeRow[]> {
   const ranges = await rangeRows(c);
@@ -65,7 +98,16 @@ export async function expectWholeLayout(c: pg.Client): Promise<RangeRow[]> {
       valid: true,
     });
   });
-  expect(Object.keys(await wordIndexes(c)).sort()).toEqual(ranges.map((r) => r.index).sort());
+  const sealed = ranges.filter((r) => r.hi !== null);
+  const trigrams = sealed.map((r) => `${r.index}_trgm`);
+  expect(Object.keys(await wordIndexes(c)).sort()).toEqual(
+    [...ranges.map((r) => r.index), ...trigrams].sort(),
+  );
+  expect(await trigramIndexes(c)).toEqual(
+    Object.fromEntries(
+      sealed.map((r) => [`${r.index}_trgm`, { method: "gin", valid: true, predicate: r.predicate }]),
+    ),
+  );
   return ranges;
 }
 
