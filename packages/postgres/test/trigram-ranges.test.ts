@@ -109,6 +109,35 @@ describe("pg_trgm by sealed range", () => {
     await expectSubstringPages(store, c);
   });
 
+  it("a page that the newest messages do not fill is read range by range, and equals a scan", async () => {
+    const { store, c } = await storeWithSession();
+    // 6,000 messages; `zephyrine` only in the oldest 2,000 (every 200th), beyond the window of
+    // newest messages a page of 20 is first sought in (4,000).
+    const texts = Array.from(
+      { length: 6_000 },
+      (_, i) => `line ${i}${i < 2_000 && i % 200 === 0 ? " zephyrine" : ""}${i % 3 === 0 ? " often" : ""}`,
+    );
+    for (let i = 0; i < texts.length; i += 1_000) {
+      await store.appendMessages(
+        texts.slice(i, i + 1_000).map((content) => ({ sessionId: "a", role: "user", content })),
+      );
+      if (i === 3_000) await store.sealSearchIndex();
+    }
+    await c.query("ANALYZE messages");
+    const expected = await substringScan(c, { any: ["zephyrine", "壮"] });
+    expect(expected).toHaveLength(10);
+    expect(await pagedIds(store, "zephyrine OR 壮", 20)).toEqual(expected);
+    expect(await pagedIds(store, "zephyrine OR 壮", 4)).toEqual(expected);
+    // A common term fills its page among the newest; later pages go past them.
+    const lines = await substringScan(c, { any: ["often", "壮"] });
+    expect((await store.searchMessages("often OR 壮", { limit: 20 })).map((h) => h.id)).toEqual(
+      lines.slice(0, 20),
+    );
+    expect((await store.searchMessages("often OR 壮", { limit: 20, offset: 900 })).map((h) => h.id)).toEqual(
+      lines.slice(900, 920),
+    );
+  });
+
   it("verifySearchIndex names a sealed range without its trigram index; rebuildSearchIndex makes it again", async () => {
     const { store, c } = await storeWithSession();
     await appendMixed(store, 20, "x");

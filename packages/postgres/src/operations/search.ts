@@ -65,20 +65,22 @@ function recentPage(db: PgDb, recent: RawBuilder<boolean>, f: SearchFilters, lim
 }
 
 /**
- * How many of the newest messages with CJK a longer CJK term's page is first sought in: enough
- * for a term in one message of 50 to fill it, and a bounded walk when it is rarer.
+ * How many of the newest messages (`among` all, or those with CJK) a page is first sought in:
+ * enough for a term in one message of 50 with CJK, or of 200 of all, to fill it, and a bounded
+ * walk when it is rarer.
  */
-function recentWindow(limit: number, offset: number): number {
-  return Math.min(50 * (offset + limit), 10_000);
+function recentWindow(limit: number, offset: number, among: "all" | "cjk"): number {
+  return among === "cjk" ? Math.min(50 * (offset + limit), 10_000) : Math.min(200 * (offset + limit), 20_000);
 }
 
 /**
- * The messages with CJK no older than the `n`th newest (all of them when there are fewer):
- * every hit among them precedes, newest first, every hit outside them.
+ * The messages (`among` all, or those with CJK) no older than the `n`th newest (all of them
+ * when there are fewer): every hit among them precedes, newest first, every hit outside them.
  */
-function withinRecent(where: RawBuilder<boolean>, n: number): RawBuilder<boolean> {
+function withinRecent(where: RawBuilder<boolean>, n: number, among: "all" | "cjk"): RawBuilder<boolean> {
+  const which = among === "cjk" ? sql`WHERE c.${sql.raw(GRAMS_PRESENT)}` : sql``;
   return sql<boolean>`${where} AND m.timestamp >= COALESCE((SELECT c.timestamp FROM messages c
-    WHERE c.${sql.raw(GRAMS_PRESENT)} ORDER BY c.timestamp DESC LIMIT 1 OFFSET ${n - 1}), '-Infinity'::float8)`;
+    ${which} ORDER BY c.timestamp DESC LIMIT 1 OFFSET ${n - 1}), '-Infinity'::float8)`;
 }
 
 /**
@@ -109,12 +111,12 @@ export async function searchMessages(
       // A term of one or two characters is planned from its gram's statistics: a common one walks
       // `idx_messages_cjk_recent` newest first, a rare one is selected through the gram index.
       if (built.grams !== null) return gramPage(db, built.grams, filters, limit, offset);
-      if (!built.longCjkTerm) {
-        const where = built.trigrams
-          ? substringRangesCondition(built.where, await ctx.searchIndex.ranges(db))
-          : built.where;
-        return withContexts(newestFirstPage(db, where, filters, limit, offset), false).execute(db);
+      if (built.trigrams) {
+        const ranges = await ctx.searchIndex.ranges(db);
+        if (ranges.length > 0) return substringPage(db, built.where, ranges, filters, limit, offset);
       }
+      if (!built.longCjkTerm)
+        return withContexts(newestFirstPage(db, built.where, filters, limit, offset), false).execute(db);
       return longCjkTermPage(db, built.where, filters, limit, offset);
     }
     // The split word index's ranges (none: the GIN layout) as the store last read them.
@@ -275,24 +277,58 @@ function hitsByIds(db: PgDb, ids: readonly number[]) {
 }
 
 /**
+ * A newest-first page sought first in a steered walk of the newest messages (`recent`, see
+ * {@link withinRecent}): planned once, in the order of the walked index, it stops when the
+ * page is full. Only when it does not fill there is the page planned as usual over `everywhere`.
+ */
+async function newestThenEverywhere(
+  db: PgDb,
+  recent: RawBuilder<boolean>,
+  everywhere: RawBuilder<boolean>,
+  filters: SearchFilters,
+  limit: number,
+  offset: number,
+) {
+  const near = await withContexts(recentPage(db, recent, filters, limit, offset), "steered").execute(db);
+  if (near.rows.length === limit) return near;
+  return withContexts(newestFirstPage(db, everywhere, filters, limit, offset), false).execute(db);
+}
+
+/**
  * The page of one CJK term of three or more characters, newest first. Its candidates (every
  * gram pair present) are checked as substrings, a check the planner takes for far more selective
  * than it is: planned alone, it would select and sort every candidate, most messages with CJK
- * for a common term. So the page is first sought among the newest messages with CJK: a walk
- * down `idx_messages_cjk_recent` (a steered prepared statement: planned once, in that index's
- * order) that stops when the page is full, as it soon does for a common term. Only when it does
- * not fill there (a rare term) is the page planned for the term over every message: its
- * candidates selected through the GIN gram index, checked and sorted.
+ * for a common term. So the page is first sought among the newest messages with CJK, down
+ * `idx_messages_cjk_recent`, as it soon fills for a common term. Only when it does not fill
+ * there (a rare term) is the page planned for the term over every message: its candidates
+ * selected through the GIN gram index, checked and sorted.
  */
-async function longCjkTermPage(
+function longCjkTermPage(
   db: PgDb,
   where: RawBuilder<boolean>,
   filters: SearchFilters,
   limit: number,
   offset: number,
 ) {
-  const recent = withinRecent(where, recentWindow(limit, offset));
-  const near = await withContexts(recentPage(db, recent, filters, limit, offset), "steered").execute(db);
-  if (near.rows.length === limit) return near;
-  return withContexts(newestFirstPage(db, where, filters, limit, offset), false).execute(db);
+  const recent = withinRecent(where, recentWindow(limit, offset, "cjk"), "cjk");
+  return newestThenEverywhere(db, recent, where, filters, limit, offset);
+}
+
+/**
+ * The page of a substring query (see `needsTrigrams`) on the split layout, where the open range
+ * has no trigram index (v9). First sought among the newest messages, down
+ * `idx_messages_timestamp` (a common term fills it there); else read range by range
+ * (`substringRangesCondition`: each sealed range through its trigram index, the open range off
+ * the primary key) and sorted, as a rare term's few hits are.
+ */
+function substringPage(
+  db: PgDb,
+  where: RawBuilder<boolean>,
+  ranges: readonly WordRange[],
+  filters: SearchFilters,
+  limit: number,
+  offset: number,
+) {
+  const recent = withinRecent(where, recentWindow(limit, offset, "all"), "all");
+  return newestThenEverywhere(db, recent, substringRangesCondition(where, ranges), filters, limit, offset);
 }
