@@ -144,8 +144,8 @@ export async function searchMessages(
       };
     });
   // One statement, the page with its contexts; two for a gram query (see gramPage) and for a
-  // longer CJK term that falls back (the second page stands on its own, so they need
-  // no common snapshot).
+  // longer CJK term or a substring query that falls back (the second page stands on its own,
+  // so they need no common snapshot).
   return ctx.read(run);
 }
 
