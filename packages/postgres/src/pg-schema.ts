@@ -6,14 +6,14 @@ import { CJK_RECENT_INDEX_SQL, v08CjkRecentIndex } from "./migrations/v08-cjk-re
 import { v09TrigramRanges } from "./migrations/v09-trigram-ranges.js";
 import type { PgDb } from "./pg-database.js";
 import { createExtensions, ensureRum } from "./pg-extensions.js";
-import { SEARCH_DOCUMENT_COLUMNS_SQL } from "./search/word-ranges.js";
+import { searchDocumentSql } from "./search/search-document.js";
 
 /**
  * pg_trgm's index of the searched text (substring terms of three characters or more) over the
  * whole table: the GIN layout's (v9 gives the split layout one per sealed range instead).
  */
 const TRGM_INDEX_SQL = `CREATE INDEX IF NOT EXISTS idx_messages_search_trgm ON messages USING gin (
-  ${SEARCH_DOCUMENT_COLUMNS_SQL} public.gin_trgm_ops)`;
+  ${searchDocumentSql()} public.gin_trgm_ops)`;
 
 /** The GIN layout's word index (no RUM on the server): the matches selected, then sorted. */
 const GIN_WORD_INDEX_SQL =

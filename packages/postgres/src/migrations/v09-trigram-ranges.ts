@@ -1,4 +1,4 @@
-import { inFormat, SEARCH_DOCUMENT_COLUMNS_SQL } from "../search/word-ranges.js";
+import { trigramIndexPlpgsql } from "../search/word-ranges.js";
 import type { PgMigration } from "./pg-migration.js";
 
 /**
@@ -12,9 +12,8 @@ BEGIN
   IF NOT EXISTS (SELECT 1 FROM search_word_ranges) THEN
     RETURN;
   END IF;
-  FOR r IN SELECT lo, hi, index_name FROM search_word_ranges WHERE hi IS NOT NULL LOOP
-    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON messages USING gin (${inFormat(SEARCH_DOCUMENT_COLUMNS_SQL)} public.gin_trgm_ops)
-      WHERE (id + 0::bigint) > %s::bigint AND (id + 0::bigint) <= %s::bigint', r.index_name || '_trgm', r.lo, r.hi);
+  FOR r IN SELECT lo, hi FROM search_word_ranges WHERE hi IS NOT NULL LOOP
+    ${trigramIndexPlpgsql("r.lo", "r.hi")}
   END LOOP;
   DROP INDEX IF EXISTS idx_messages_search_trgm;
 END $trigrams$`;

@@ -12,6 +12,7 @@ import { type SealReport, type SealStep, SealStopped } from "../search/seal-word
 import type { WordIndex } from "../search/word-index.js";
 import {
   lockSeals,
+  REGISTERED_INDEXES_SQL,
   rangeIndexSql,
   rangeTrigramIndexName,
   rangeTrigramIndexSql,
@@ -27,30 +28,48 @@ import { messageCount } from "./sessions.js";
 /** The name `verifySearchIndex` gives the split word index (its ranges' indexes share it as a prefix). */
 const SPLIT_WORD_INDEX = "idx_messages_words";
 
+/** One index the word ranges' registry stands for, and whether it exists valid. */
+interface RegisteredIndex {
+  readonly lo: number;
+  readonly hi: number | null;
+  readonly name: string;
+  /** A sealed range's trigram index (v9), not its word index. */
+  readonly trigrams: boolean;
+  readonly valid: boolean | null;
+}
+
+/** Every index of the registry's ranges (see `REGISTERED_INDEXES_SQL`), oldest range first. */
+async function registeredIndexes(db: PgDb): Promise<RegisteredIndex[]> {
+  const { rows } = await sql<RegisteredIndex>`
+    SELECT r.lo, r.hi, r.name, r.trigrams, i.indisvalid AS valid FROM (${sql.raw(REGISTERED_INDEXES_SQL)}) r
+      LEFT JOIN pg_class c ON c.relname = r.name
+        AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
+      LEFT JOIN pg_index i ON i.indexrelid = c.oid
+    ORDER BY r.lo`.execute(db);
+  return rows;
+}
+
+/** The indexes of `rows` that are not there valid, as a `doctor` detail (empty: none). */
+function brokenIndexes(rows: readonly RegisteredIndex[]): string {
+  return rows
+    .filter((r) => r.valid !== true)
+    .map((r) => `${r.name} (${r.valid === false ? "invalid" : "does not exist"})`)
+    .join(", ");
+}
+
 /** The split word index's state: every range's index present and valid, the open range's size. */
 async function splitWordStatus(
   db: PgDb,
   index: WordIndex,
   missingVectors: number,
+  registered: readonly RegisteredIndex[],
 ): Promise<SearchIndexStatus> {
   const name = SPLIT_WORD_INDEX;
   const kind = "unicode61" as const;
-  const { rows } = await sql<{ lo: number; hi: number | null; index_name: string; valid: boolean | null }>`
-    SELECT r.lo, r.hi, r.index_name, i.indisvalid AS valid FROM search_word_ranges r
-      LEFT JOIN pg_class c ON c.relname = r.index_name
-        AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
-      LEFT JOIN pg_index i ON i.indexrelid = c.oid
-    ORDER BY r.lo`.execute(db);
-  const broken = rows.filter((r) => r.valid !== true);
-  if (broken.length > 0) {
-    const which = broken.map((r) => `${r.index_name} (${r.valid === false ? "invalid" : "does not exist"})`);
-    return {
-      name,
-      kind,
-      status: "missing",
-      detail: `word index ranges without their index: ${which.join(", ")}`,
-    };
-  }
+  const rows = registered.filter((r) => !r.trigrams);
+  const broken = brokenIndexes(rows);
+  if (broken !== "")
+    return { name, kind, status: "missing", detail: `word index ranges without their index: ${broken}` };
   if (missingVectors > 0)
     return { name, kind, status: "damaged", detail: `${missingVectors} messages have no search vector` };
   const open = rows[rows.length - 1]!;
@@ -79,23 +98,12 @@ async function splitWordStatus(
 const SPLIT_TRIGRAM_INDEX = "idx_messages_words_trgm";
 
 /** The sealed ranges' trigram indexes: each present and valid (the open range has none). */
-async function splitTrigramStatus(db: PgDb): Promise<SearchIndexStatus> {
-  const { rows } = await sql<{ name: string; valid: boolean | null }>`
-    SELECT r.index_name || '_trgm' AS name, i.indisvalid AS valid FROM search_word_ranges r
-      LEFT JOIN pg_class c ON c.relname = r.index_name || '_trgm'
-        AND c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
-      LEFT JOIN pg_index i ON i.indexrelid = c.oid
-    WHERE r.hi IS NOT NULL ORDER BY r.lo`.execute(db);
+function splitTrigramStatus(registered: readonly RegisteredIndex[]): SearchIndexStatus {
+  const rows = registered.filter((r) => r.trigrams);
   const base = { name: SPLIT_TRIGRAM_INDEX, kind: "trigram" as const };
-  const broken = rows.filter((r) => r.valid !== true);
-  if (broken.length > 0) {
-    const which = broken.map((r) => `${r.name} (${r.valid === false ? "invalid" : "does not exist"})`);
-    return {
-      ...base,
-      status: "missing",
-      detail: `sealed ranges without their trigram index: ${which.join(", ")}`,
-    };
-  }
+  const broken = brokenIndexes(rows);
+  if (broken !== "")
+    return { ...base, status: "missing", detail: `sealed ranges without their trigram index: ${broken}` };
   return {
     ...base,
     status: "ok",
@@ -131,12 +139,13 @@ export async function verifySearchIndex(ctx: PgStoreContext): Promise<SearchInde
         };
       return { name, kind, status: "ok" as const };
     };
-    const split = (await readWordRanges(db)).length > 0;
+    const registered = await registeredIndexes(db);
+    const split = registered.length > 0;
     const list = [
       split
-        ? await splitWordStatus(db, ctx.searchIndex, missing)
+        ? await splitWordStatus(db, ctx.searchIndex, missing, registered)
         : status("idx_messages_search_vector", "unicode61"),
-      split ? await splitTrigramStatus(db) : status("idx_messages_search_trgm", "trigram"),
+      split ? splitTrigramStatus(registered) : status("idx_messages_search_trgm", "trigram"),
       status("idx_messages_search_grams", "short-cjk"),
       status("idx_messages_cjk_recent", "short-cjk"),
     ];

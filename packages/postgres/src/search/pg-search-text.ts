@@ -1,6 +1,7 @@
 import { containsCjk, isCjkCodePoint, positiveTerms, type QueryNode } from "@hermes/search";
 import { type RawBuilder, sql } from "kysely";
 import { GRAMS_PRESENT } from "../pg-schema.js";
+import { searchDocumentSql } from "./search-document.js";
 import { eachWord, wordTokens } from "./word-tokens.js";
 
 /** tsvector positions stop at 16383 (PostgreSQL's limit); later words share the last position. */
@@ -155,8 +156,7 @@ export function tsqueryLiteral(node: QueryNode): string | null {
 }
 
 /** The searched text of a message, as the trigram index and substring search see it. */
-export const SEARCH_DOCUMENT_SQL =
-  "(COALESCE(m.content, '') || ' ' || COALESCE(m.tool_calls, '') || ' ' || COALESCE(m.tool_name, ''))";
+export const SEARCH_DOCUMENT_SQL = searchDocumentSql("m");
 
 /** Whether every character of `term` is CJK (its grams then find exactly its occurrences). */
 function allCjk(term: string): boolean {

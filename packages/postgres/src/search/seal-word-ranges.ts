@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import {
-  REGISTERED_INDEXES_SQL,
+  REGISTERED_INDEX_NAMES_SQL,
   rangeIndexName,
   rangeIndexSql,
   rangeTrigramIndexName,
@@ -101,7 +101,7 @@ async function dropStrayIndexes(db: PgDb): Promise<void> {
   const { rows } = await sql<{ name: string }>`SELECT c.relname AS name FROM pg_index i
       JOIN pg_class c ON c.oid = i.indexrelid
     WHERE i.indrelid = 'messages'::regclass AND c.relname LIKE ${WORD_INDEX_PATTERN}
-      AND c.relname NOT IN (${sql.raw(REGISTERED_INDEXES_SQL)})`.execute(db);
+      AND c.relname NOT IN (${sql.raw(REGISTERED_INDEX_NAMES_SQL)})`.execute(db);
   for (const { name } of rows) await sql`DROP INDEX CONCURRENTLY IF EXISTS ${sql.ref(name)}`.execute(db);
 }
 

@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
+import { searchDocumentSql } from "./search-document.js";
 
 /**
  * The word index split by message id (schema v6, on servers with RUM). Sealed ranges
@@ -98,13 +99,6 @@ export function rangeIndexName(range: Pick<WordRange, "lo" | "hi">): string {
 }
 
 /**
- * The text pg_trgm indexes and substring search reads: a message's columns joined (unqualified;
- * `SEARCH_DOCUMENT_SQL` is the same on `m`, and the planner matches the two).
- */
-export const SEARCH_DOCUMENT_COLUMNS_SQL =
-  "(COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, ''))";
-
-/**
  * The name of a sealed range's pg_trgm index (schema v9). Only sealed ranges have one: an append
  * then inserts no trigrams (it was over half of an append's WAL), and a substring query reads
  * the open range's rows off the primary key (see `substringRangesCondition`).
@@ -117,19 +111,30 @@ export function rangeTrigramIndexName(range: Pick<WordRange, "lo" | "hi">): stri
 /** `CREATE INDEX` of a sealed range's pg_trgm index (see {@link rangeTrigramIndexName}). */
 export function rangeTrigramIndexSql(range: Pick<WordRange, "lo" | "hi">, concurrently: boolean): string {
   return `CREATE INDEX ${concurrently ? "CONCURRENTLY " : ""}IF NOT EXISTS ${rangeTrigramIndexName(range)}
-    ON messages USING gin (${SEARCH_DOCUMENT_COLUMNS_SQL} public.gin_trgm_ops) WHERE ${rangePredicate(range)}`;
+    ON messages USING gin (${searchDocumentSql()} public.gin_trgm_ops) WHERE ${rangePredicate(range)}`;
 }
 
-/** `text` inside a string literal of PL/pgSQL (a `format()` pattern of the layout's). */
-export const inFormat = (text: string) => text.replaceAll("'", "''");
+/**
+ * PL/pgSQL: `EXECUTE` of {@link rangeTrigramIndexSql} (not concurrently) for the sealed range
+ * `(lo, hi]` given as PL/pgSQL expressions (the layout's and the v9 upgrade's, which read the
+ * bounds on the server).
+ */
+export function trigramIndexPlpgsql(lo: string, hi: string): string {
+  const document = searchDocumentSql().replaceAll("'", "''");
+  return `EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON messages USING gin (${document} public.gin_trgm_ops)
+      WHERE ${ID} > %s::bigint AND ${ID} <= %s::bigint', 'idx_messages_words_' || ${lo} || '_' || ${hi} || '_trgm', ${lo}, ${hi});`;
+}
 
 /**
- * The names of the indexes the registry stands for (each range's word index, each sealed
- * range's trigram index), as a subquery: the indexes matching {@link WORD_INDEX_PATTERN} outside
- * it are strays of a seal that died half-way.
+ * The indexes the registry stands for, a query of `(lo, hi, name, trigrams)`: each range's
+ * word index, and each sealed range's trigram index (`trigrams`). The indexes matching
+ * {@link WORD_INDEX_PATTERN} outside it are strays of a seal that died half-way.
  */
-export const REGISTERED_INDEXES_SQL = `SELECT index_name FROM search_word_ranges
-  UNION ALL SELECT index_name || '_trgm' FROM search_word_ranges WHERE hi IS NOT NULL`;
+export const REGISTERED_INDEXES_SQL = `SELECT lo, hi, index_name AS name, false AS trigrams FROM search_word_ranges
+  UNION ALL SELECT lo, hi, index_name || '_trgm', true FROM search_word_ranges WHERE hi IS NOT NULL`;
+
+/** The names of {@link REGISTERED_INDEXES_SQL}, as a subquery. */
+export const REGISTERED_INDEX_NAMES_SQL = `SELECT name FROM (${REGISTERED_INDEXES_SQL}) AS registered`;
 
 /** `CREATE INDEX` of a range: RUM with positions when sealed, GIN when open. */
 export function rangeIndexSql(range: Pick<WordRange, "lo" | "hi">, concurrently: boolean): string {
@@ -187,7 +192,7 @@ BEGIN
   -- An invalid index (a concurrent build that failed) under one of these names is rebuilt.
   FOR stale IN SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
       WHERE i.indrelid = 'messages'::regclass AND NOT i.indisvalid
-        AND c.relname IN (${REGISTERED_INDEXES_SQL}) LOOP
+        AND c.relname IN (${REGISTERED_INDEX_NAMES_SQL}) LOOP
     EXECUTE format('DROP INDEX %I', stale.relname);
   END LOOP;
   IF top > 0 THEN
@@ -198,14 +203,13 @@ BEGIN
     'idx_messages_words_open_' || top, top);
   -- v9: trigrams by sealed range; the whole table's pg_trgm index goes.
   IF top > 0 THEN
-    EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON messages USING gin (${inFormat(SEARCH_DOCUMENT_COLUMNS_SQL)} public.gin_trgm_ops)
-      WHERE ${ID} > 0::bigint AND ${ID} <= %s::bigint', 'idx_messages_words_0_' || top || '_trgm', top);
+    ${trigramIndexPlpgsql("0", "top")}
   END IF;
   DROP INDEX IF EXISTS idx_messages_search_trgm;
   FOR stale IN SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
       WHERE i.indrelid = 'messages'::regclass
         AND (c.relname LIKE '${WORD_INDEX_PATTERN}' OR c.relname = 'idx_messages_search_vector')
-        AND c.relname NOT IN (${REGISTERED_INDEXES_SQL}) LOOP
+        AND c.relname NOT IN (${REGISTERED_INDEX_NAMES_SQL}) LOOP
     EXECUTE format('DROP INDEX %I', stale.relname);
   END LOOP;
 END $layout$`;
