@@ -19,9 +19,15 @@ export interface SideRun {
 
 const running = new Set<ChildProcess>();
 
-/** Ends the runs under way (on an interrupt, before the worktree goes). */
+/** Ends the runs under way, with their scenario and writer processes (on an interrupt, before the worktree goes). */
 export function stopRunningSides(): void {
-  for (const child of running) child.kill("SIGTERM");
+  for (const child of running) {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, "SIGTERM");
+    } catch {
+      child.kill("SIGTERM");
+    }
+  }
 }
 
 /** Runs one scenario on one build in a child process and reads the JSON report it wrote. */
@@ -42,7 +48,12 @@ export function runSide(run: SideRun): Promise<ComparedReport> {
   return new Promise((resolve, reject) => {
     const log = createWriteStream(run.logFile, { flags: "a" });
     log.write(`\n$ node ${args.join(" ")}\n`);
-    const child = spawn(process.execPath, args, { cwd: run.root, stdio: ["ignore", "pipe", "pipe"] });
+    // A process group of its own, so that an interrupt ends the scenario's processes with it.
+    const child = spawn(process.execPath, args, {
+      cwd: run.root,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
     running.add(child);
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
