@@ -132,7 +132,8 @@ export function searchCommand(): Command {
         const style = createStyle(wantsColor(process.stdout, g.color));
         // Each session named once by the one rule (title, else its first user message).
         const names = new Map<string, string>();
-        for (const id of titles.keys()) names.set(id, (await readSessionName(store, id)) ?? UNTITLED_SESSION);
+        for (const [id, title] of titles)
+          names.set(id, (await readSessionName(store, { id, title })) ?? UNTITLED_SESSION);
         const blocks = rows.map((h, i) =>
           renderHit(o.offset + i + 1, h, names.get(h.session_id) ?? UNTITLED_SESSION, query, style),
         );

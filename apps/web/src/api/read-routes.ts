@@ -21,8 +21,9 @@ async function namesOf(
   const titles: Record<string, string | null> = {};
   const names: Record<string, string> = {};
   for (const id of new Set(ids)) {
-    titles[id] = await store.getSessionTitle(id);
-    names[id] = (await readSessionName(store, id)) ?? UNTITLED_SESSION;
+    const session = await store.getSession(id);
+    titles[id] = session?.title ?? null;
+    names[id] = (session !== null ? await readSessionName(store, session) : null) ?? UNTITLED_SESSION;
   }
   return { titles, names };
 }

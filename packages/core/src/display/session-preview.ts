@@ -22,11 +22,16 @@ export async function sessionPreview(store: SessionStore, sessionId: string): Pr
 /**
  * The display name of one session read from a store (`sessionDisplayName` of its title, else
  * of its {@link sessionPreview}), for readers that name sessions one at a time: search hits,
- * `follow`. `null` when there is no such session.
+ * `follow`. Given the session's row (`id` and `title`), only an untitled session costs a read.
+ * `null` when there is no such session.
  */
-export async function readSessionName(store: SessionStore, sessionId: string): Promise<string | null> {
-  const session = await store.getSession(sessionId);
-  if (session === null) return null;
-  if (session.title !== null && session.title.trim() !== "") return sessionDisplayName(session);
-  return sessionDisplayName({ title: null, preview: await sessionPreview(store, sessionId) });
+export async function readSessionName(
+  store: SessionStore,
+  session: string | { id: string; title: string | null },
+): Promise<string | null> {
+  const row = typeof session === "string" ? await store.getSession(session) : session;
+  if (row === null) return null;
+  // The same test as sessionDisplayName's: a title of whitespace alone is no title.
+  if (row.title !== null && row.title.trim() !== "") return sessionDisplayName(row);
+  return sessionDisplayName({ title: null, preview: await sessionPreview(store, row.id) });
 }
