@@ -1,4 +1,5 @@
 import { formatUsd, renderToolCallSnippet } from "@hermes/core";
+import Database from "better-sqlite3";
 import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import { cliOn, copyOfSample } from "./helpers/cli.js";
@@ -55,8 +56,12 @@ describe("names, tool-call hits and money in the CLI", { timeout: 120_000 }, () 
     }
   });
 
-  it("stats writes every amount in the one money format", () => {
+  it("stats and show write every amount in the one money format", () => {
     const file = db();
+    // An amount over a dollar, which used to get two decimals where smaller ones got four.
+    const sql = new Database(file);
+    sql.prepare("UPDATE sessions SET estimated_cost_usd = 1.579 WHERE id = ?").run("20260101_090000_cli001");
+    sql.close();
     const rows = JSON.parse(cliOn(file, ["stats", "--by", "model", "--json"]).stdout) as Array<{
       group: string;
       estimated_cost_usd: number | null;
@@ -69,5 +74,7 @@ describe("names, tool-call hits and money in the CLI", { timeout: 120_000 }, () 
     const gpt = rows.find((r) => r.group === "openai/gpt-5.4")!;
     expect(table).toContain(formatUsd(gpt.actual_cost_usd!));
     expect(formatUsd(gpt.actual_cost_usd!)).toBe("$0.9100");
+    expect(table).toMatch(/^anthropic\/claude-sonnet-4\.6 .* \$1\.\d{4}\s*$/m);
+    expect(cliOn(file, ["show", "20260101_090000_cli001", "--no-pager"]).stdout).toContain(" · $1.5790\n");
   });
 });
