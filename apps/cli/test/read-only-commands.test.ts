@@ -189,6 +189,9 @@ describe("reading commands on a newer agent's file (schema v30) show the agent's
     const r = cliOn(path, ["title", "20260103_080000_dc0001", "Renamed"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/schema version 30.*version 11.*\[SCHEMA_NEWER\]/);
+    // The operation the user asked for, in words, not the store's method.
+    expect(r.stderr).toMatch(/^error: Setting a title is refused: .*whose gateway is its only writer/);
+    expect(r.stderr).not.toContain("setSessionTitle");
     expect(state(path)).toEqual(before);
   });
 });

@@ -268,27 +268,40 @@ describe("a file of a newer Hermes Agent (schema v30), opened by default", () =>
 
 /** Calls every write method of `store` and expects each to reject with SCHEMA_NEWER (file at `version`). */
 async function expectEveryWriteRefused(store: SessionStore, version: number, sid = DC): Promise<void> {
-  const writes: Array<[string, () => Promise<unknown>]> = [
-    ["createSession", () => store.createSession({ id: "new", source: "cli" })],
-    ["ensureSession", () => store.ensureSession({ id: "new" })],
-    ["endSession", () => store.endSession(sid, "user_exit")],
-    ["reopenSession", () => store.reopenSession(sid)],
-    ["updateSystemPrompt", () => store.updateSystemPrompt(sid, "other")],
-    ["updateTokenCounts", () => store.updateTokenCounts(sid, { inputTokens: 1 })],
-    ["setSessionTitle", () => store.setSessionTitle(sid, "Title")],
-    ["appendMessage", () => store.appendMessage({ sessionId: sid, role: "user", content: "hi" })],
-    ["appendMessages", () => store.appendMessages([{ sessionId: sid, role: "user", content: "hi" }])],
-    ["clearMessages", () => store.clearMessages(sid)],
-    ["rebuildSearchIndex", () => store.rebuildSearchIndex()],
-    ["deleteSession", () => store.deleteSession(sid)],
-    ["pruneSessions", () => store.pruneSessions({ olderThanDays: 0 })],
-    ["setMeta", () => store.setMeta("k", "v")],
-    ["vacuum", () => store.vacuum()],
-    ["maybeAutoPruneAndVacuum", () => store.maybeAutoPruneAndVacuum({ minIntervalHours: 0 })],
-    ["importSessions", () => store.importSessions([])],
-    ["forkSession", () => store.forkSession(sid)],
+  // Each refusal names the operation in the user's words, never the method.
+  const writes: Array<[string, string, () => Promise<unknown>]> = [
+    ["createSession", "Creating a session", () => store.createSession({ id: "new", source: "cli" })],
+    ["ensureSession", "Creating a session", () => store.ensureSession({ id: "new" })],
+    ["endSession", "Ending a session", () => store.endSession(sid, "user_exit")],
+    ["reopenSession", "Reopening a session", () => store.reopenSession(sid)],
+    ["updateSystemPrompt", "Changing a system prompt", () => store.updateSystemPrompt(sid, "other")],
+    ["updateTokenCounts", "Recording token counts", () => store.updateTokenCounts(sid, { inputTokens: 1 })],
+    ["setSessionTitle", "Setting a title", () => store.setSessionTitle(sid, "Title")],
+    [
+      "appendMessage",
+      "Adding a message",
+      () => store.appendMessage({ sessionId: sid, role: "user", content: "hi" }),
+    ],
+    [
+      "appendMessages",
+      "Adding messages",
+      () => store.appendMessages([{ sessionId: sid, role: "user", content: "hi" }]),
+    ],
+    ["clearMessages", "Clearing a session's messages", () => store.clearMessages(sid)],
+    ["rebuildSearchIndex", "Rebuilding the search indexes", () => store.rebuildSearchIndex()],
+    ["deleteSession", "Deleting a session", () => store.deleteSession(sid)],
+    ["pruneSessions", "Pruning sessions", () => store.pruneSessions({ olderThanDays: 0 })],
+    ["setMeta", "Writing metadata", () => store.setMeta("k", "v")],
+    ["vacuum", "Compacting the file (VACUUM)", () => store.vacuum()],
+    [
+      "maybeAutoPruneAndVacuum",
+      "Automatic pruning",
+      () => store.maybeAutoPruneAndVacuum({ minIntervalHours: 0 }),
+    ],
+    ["importSessions", "Importing sessions", () => store.importSessions([])],
+    ["forkSession", "Forking a session", () => store.forkSession(sid)],
   ];
-  for (const [name, write] of writes) {
+  for (const [name, operation, write] of writes) {
     const error = await write().then(
       () => null,
       (e: unknown) => e,
@@ -298,7 +311,11 @@ async function expectEveryWriteRefused(store: SessionStore, version: number, sid
     expect((error as SchemaNewerError).fileVersion).toBe(version);
     expect((error as SchemaNewerError).supportedVersion).toBe(11);
     expect((error as Error).message, name).toMatch(new RegExp(`version ${version}.*version 11`));
-    expect((error as Error).message, name).toContain(name);
+    expect((error as Error).message, name).toMatch(
+      new RegExp(`^${operation.replace(/[()]/g, "\\$&")} is refused: `),
+    );
+    expect((error as Error).message, name).toContain("whose gateway is its only writer");
+    expect((error as Error).message, name).not.toContain(name);
   }
 }
 
