@@ -154,8 +154,13 @@ describe("reading commands on a newer agent's file (schema v30) show the agent's
     expect(hits.map((h) => h.id).sort()).toEqual([114, 115]);
     const cjk = JSON.parse(run(["search", "桂林", "--json"]).stdout) as Array<{ session_id: string }>;
     expect(cjk.map((h) => h.session_id)).toEqual(["20260102_120000_tg0001"]);
-    const stats = JSON.parse(run(["stats", "--json"]).stdout) as { sessions: number; messages: number };
-    expect(stats).toMatchObject({ sessions: 15, messages: 25 });
+    // stats counts what list shows: the hidden matrix and archived homeassistant sessions
+    // (one message each) only when asked.
+    const stats = (...args: string[]) =>
+      JSON.parse(run(["stats", "--json", ...args]).stdout) as { sessions: number; messages: number };
+    expect(stats()).toMatchObject({ sessions: 13, messages: 23 });
+    expect(stats("--include-hidden")).toMatchObject({ sessions: 14, messages: 24 });
+    expect(stats("--include-archived", "--include-hidden")).toMatchObject({ sessions: 15, messages: 25 });
   });
 
   it("search leaves out hidden and archived sessions, as list does, unless asked", () => {

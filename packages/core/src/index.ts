@@ -145,6 +145,10 @@ export {
   pythonFloatText,
   runAutoPrune,
 } from "./retention/auto-prune.js";
+export {
+  type PruneSessionsOptions,
+  pruneVisibilityArguments,
+} from "./retention/prune-sessions-options.js";
 export { removeSessionFiles, sessionsDirOf } from "./retention/session-files.js";
 export { SEARCH_LIMITS, type SearchArguments, searchArguments } from "./search/search-arguments.js";
 export type {

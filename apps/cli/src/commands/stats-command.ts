@@ -8,9 +8,10 @@ import { formatCost, formatCount } from "../render/format-time.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
+import { type VisibilityOptions, visibilityOf, withVisibilityOptions } from "../visibility-options.js";
 import { printJson } from "../write-output.js";
 
-interface StatsOptions extends SourceOptions, OutputOptions {
+interface StatsOptions extends SourceOptions, VisibilityOptions, OutputOptions {
   by?: "source" | "model" | "day";
   since?: number;
   until?: number;
@@ -63,6 +64,7 @@ async function usage(store: SessionStore, o: StatsOptions): Promise<UsageStatsRo
     groupBy: o.by ?? "source",
     ...(o.since !== undefined ? { since: o.since } : {}),
     ...(o.until !== undefined ? { until: o.until } : {}),
+    ...visibilityOf(o),
   };
   const sources = await selectSources(store, o);
   if (sources === null) return store.usageStats(base);
@@ -100,47 +102,49 @@ export function statsCommand(): Command {
       parseSince("--since"),
     )
     .option("--until <date>", "only sessions started before a date", parseSince("--until"));
-  return withOutputOptions(command, "rows").action(async (o: StatsOptions, cmd: Command) => {
-    const g = globalOptions(cmd);
-    const format = outputFormat(o);
-    await withStore(await openForReading(g), async (store) => {
-      const grouped = await usage(store, o);
-      const rows = o.by === undefined ? [totalOf(grouped)] : [...grouped, totalOf(grouped)];
-      if (format === "json") return printJson(o.by === undefined ? rows[0] : grouped);
-      if (format !== "table") {
-        process.stdout.write(delimited(o.by === undefined ? rows : grouped, CSV_COLUMNS, format));
-        return;
-      }
-      const style = createStyle(wantsColor(process.stdout, g.color));
-      const table = renderTable(
-        [
-          { header: (o.by ?? "").toUpperCase(), maxWidth: 32, minWidth: 8 },
-          { header: "SESSIONS", align: "right" },
-          { header: "MESSAGES", align: "right", dropOrder: 2 },
-          { header: "TOOL CALLS", align: "right", dropOrder: 5 },
-          { header: "INPUT TOK", align: "right", dropOrder: 3 },
-          { header: "OUTPUT TOK", align: "right", dropOrder: 3 },
-          { header: "CACHE READ", align: "right", dropOrder: 7 },
-          { header: "REASONING", align: "right", dropOrder: 6 },
-          { header: "EST. COST", align: "right", dropOrder: 4 },
-          { header: "ACTUAL COST", align: "right", dropOrder: 1 },
-        ],
-        rows.map((r) => [
-          r.group ?? "(none)",
-          formatCount(r.sessions),
-          formatCount(r.messages),
-          formatCount(r.tool_calls),
-          formatCount(r.input_tokens),
-          formatCount(r.output_tokens),
-          formatCount(r.cache_read_tokens),
-          formatCount(r.reasoning_tokens),
-          formatCost(r.estimated_cost_usd),
-          formatCost(r.actual_cost_usd),
-        ]),
-        style,
-        outputWidth(),
-      );
-      process.stdout.write(`${table}\n`);
-    });
-  });
+  return withOutputOptions(withVisibilityOptions(command), "rows").action(
+    async (o: StatsOptions, cmd: Command) => {
+      const g = globalOptions(cmd);
+      const format = outputFormat(o);
+      await withStore(await openForReading(g), async (store) => {
+        const grouped = await usage(store, o);
+        const rows = o.by === undefined ? [totalOf(grouped)] : [...grouped, totalOf(grouped)];
+        if (format === "json") return printJson(o.by === undefined ? rows[0] : grouped);
+        if (format !== "table") {
+          process.stdout.write(delimited(o.by === undefined ? rows : grouped, CSV_COLUMNS, format));
+          return;
+        }
+        const style = createStyle(wantsColor(process.stdout, g.color));
+        const table = renderTable(
+          [
+            { header: (o.by ?? "").toUpperCase(), maxWidth: 32, minWidth: 8 },
+            { header: "SESSIONS", align: "right" },
+            { header: "MESSAGES", align: "right", dropOrder: 2 },
+            { header: "TOOL CALLS", align: "right", dropOrder: 5 },
+            { header: "INPUT TOK", align: "right", dropOrder: 3 },
+            { header: "OUTPUT TOK", align: "right", dropOrder: 3 },
+            { header: "CACHE READ", align: "right", dropOrder: 7 },
+            { header: "REASONING", align: "right", dropOrder: 6 },
+            { header: "EST. COST", align: "right", dropOrder: 4 },
+            { header: "ACTUAL COST", align: "right", dropOrder: 1 },
+          ],
+          rows.map((r) => [
+            r.group ?? "(none)",
+            formatCount(r.sessions),
+            formatCount(r.messages),
+            formatCount(r.tool_calls),
+            formatCount(r.input_tokens),
+            formatCount(r.output_tokens),
+            formatCount(r.cache_read_tokens),
+            formatCount(r.reasoning_tokens),
+            formatCost(r.estimated_cost_usd),
+            formatCost(r.actual_cost_usd),
+          ]),
+          style,
+          outputWidth(),
+        );
+        process.stdout.write(`${table}\n`);
+      });
+    },
+  );
 }

@@ -7,6 +7,8 @@ import {
   nonNegativeDuration,
   optionalString,
   optionsObject,
+  type PruneSessionsOptions,
+  pruneVisibilityArguments,
   removeSessionFiles,
   requireId,
   runAutoPrune,
@@ -100,15 +102,9 @@ export async function deleteSession(
 }
 
 /** Deletes ended sessions older than `olderThanDays` (default 90); returns how many. */
-export async function pruneSessions(
-  ctx: PgStoreContext,
-  o?: {
-    olderThanDays?: number;
-    source?: string;
-    sessionsDir?: string;
-  },
-): Promise<number> {
+export async function pruneSessions(ctx: PgStoreContext, o?: PruneSessionsOptions): Promise<number> {
   const opts = optionsObject("options", o);
+  pruneVisibilityArguments(opts);
   const days = nonNegativeDuration("olderThanDays", opts.olderThanDays, 90);
   const source = optionalString("source", opts.source);
   const dir = sessionsDirOf(opts.sessionsDir);
