@@ -148,7 +148,7 @@ export async function listSessionsRich(
       const merged: Record<string, unknown> = { ...row };
       for (const key of TIP_FIELDS) merged[key] = tip[key];
       merged._lineage_root_id = row.id;
-      out.push(merged as RichSessionRow);
+      out.push(merged as unknown as RichSessionRow);
     }
     return out;
   });

@@ -9,7 +9,7 @@ import {
   runImport,
   SESSION_COLUMNS,
 } from "@hermes/core";
-import type { MessageRow as StoredMessageRow } from "@hermes/schema";
+import type { MessageRow as StoredMessageRow, SessionRow as StoredSessionRow } from "@hermes/schema";
 import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
@@ -132,7 +132,7 @@ async function writeSession(
   const values = p.detach ? { ...row, parent_session_id: null } : row;
   const stored = (await db
     .selectFrom("sessions")
-    .select(SESSION_NAMES as ReadonlyArray<keyof typeof values>)
+    .select(SESSION_NAMES as ReadonlyArray<keyof StoredSessionRow>)
     .where("id", "=", values.id)
     .executeTakeFirst()) as Record<string, unknown> | undefined;
   if (stored === undefined) {

@@ -216,7 +216,7 @@ export function listSessionsRich(ctx: StoreContext, o?: ListSessionsRichOptions)
     const merged: Record<string, unknown> = { ...row };
     for (const key of TIP_FIELDS) merged[key] = tip[key];
     merged._lineage_root_id = row.id;
-    return merged as RichSessionRow;
+    return merged as unknown as RichSessionRow;
   });
 }
 
