@@ -11,6 +11,7 @@ import {
   type SessionExport,
   type SessionWithLastActive,
   sessionsDirOf,
+  toSessionViewFields,
 } from "@hermes/core";
 import { sql } from "kysely";
 import { compileQuery, param } from "../prepared-query.js";
@@ -79,7 +80,7 @@ export function exportAll(
           source: "",
           limit: EXPORT_ALL_LIMIT,
         });
-    return rows.map((row) => ({ ...row, messages: getMessages(ctx, row.id) }));
+    return rows.map((row) => ({ ...toSessionViewFields(row), messages: getMessages(ctx, row.id) }));
   });
 }
 
