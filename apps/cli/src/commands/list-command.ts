@@ -7,6 +7,7 @@ import { parseCount } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
+import { sessionMarks } from "../render/session-marks.js";
 import { oneLine } from "../render/text-width.js";
 import { allSources, type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
 import { printJson } from "../write-output.js";
@@ -73,6 +74,11 @@ export async function listRows(store: SessionStore, o: ListOptions): Promise<Lis
   return out;
 }
 
+/** The title, then the session's marks (`[pinned]`, `[archived]`, …) of a newer agent's file. */
+function titleWithMarks(r: ListRow): string {
+  return [r.title ?? "", ...sessionMarks(r).map((m) => `[${m}]`)].filter((t) => t !== "").join(" ");
+}
+
 /** `list`: sessions newest first, with title, source, model, times, counts and preview. */
 export function listCommand(): Command {
   const command = withSourceOptions(
@@ -114,7 +120,7 @@ export function listCommand(): Command {
         ],
         rows.map((r) => [
           r.id,
-          r.title ?? "",
+          titleWithMarks(r),
           r.source,
           r.model ?? "",
           formatTime(r.started_at),

@@ -5,7 +5,7 @@ import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { openPager } from "../render/pager.js";
-import { renderConversationHeader, renderMessage } from "../render/render-conversation.js";
+import { compactionMarks, renderConversationHeader, renderMessage } from "../render/render-conversation.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { resolveSession } from "../resolve-session.js";
 import { printJson } from "../write-output.js";
@@ -62,11 +62,14 @@ export function showCommand(): Command {
                     descendants: lineage.descendants,
                   },
           };
-          await emit(renderConversationHeader(session, render));
+          // How many rows the conversation displays (a newer agent's counter counts fewer).
+          const first = await store.getMessagePage(id, { from: "start", limit: 1 });
+          await emit(renderConversationHeader(session, render, first.messages.length + first.after));
+          const mark = compactionMarks(render.style);
           // Page by page: a session of 100,000 messages prints without being loaded whole.
           for await (const m of store.iterMessages(id)) {
             if (out.closed()) break;
-            await emit(renderMessage(m, render));
+            await emit(mark(m) + renderMessage(m, render));
           }
         } finally {
           await out.done();
