@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api, type LineageNode, type ListedSession } from "../api.js";
 import { ago, countOf, formatTime, isoTime, LIVE_WINDOW_SECONDS } from "../format.js";
+import { SessionMarks } from "./session-marks.js";
 
 const LINK_LABEL: Record<string, string> = {
   compression: "compressed into",
@@ -35,6 +36,7 @@ export function SessionItem({ row }: { row: ListedSession }) {
           {label}
         </a>
         {state ? <span class={`badge ${state}`}>{state}</span> : null}
+        <SessionMarks session={row} />
       </div>
       <div class="session-meta dim">
         <span>{row.source}</span>
