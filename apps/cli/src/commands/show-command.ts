@@ -22,10 +22,15 @@ interface ShowOptions {
 /** `show`: one conversation, rendered for a terminal, as Markdown or as JSON. */
 export function showCommand(): Command {
   return new Command("show")
-    .description("show a conversation (by id, unique id prefix, or title)")
+    .description(
+      "show a conversation (by id, unique id prefix, or title); on a newer agent's file, its marks and the compaction point",
+    )
     .argument("<session>", "session id, unique id prefix, or title ('Fix bug' finds the latest 'Fix bug #N')")
     .option("--markdown", "print Markdown instead of the terminal rendering")
-    .option("--json", "print the session row and its messages as JSON")
+    .option(
+      "--json",
+      "print the session row and its messages as JSON (with flags, message uids and view state where the file has them)",
+    )
     .option("--reasoning", "expand reasoning instead of folding it")
     .option("--full", "print tool results in full (default: first 12 lines)")
     .option("--no-pager", "never page (default on a terminal: $PAGER, else less)")

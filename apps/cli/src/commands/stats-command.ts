@@ -87,7 +87,9 @@ const CSV_COLUMNS = ["group", ...NUMERIC, "estimated_cost_usd", "actual_cost_usd
 export function statsCommand(): Command {
   const command = withSourceOptions(
     new Command("stats")
-      .description("usage: sessions, messages, tokens and cost (total, or --by source|model|day)")
+      .description(
+        "usage of the sessions list shows: sessions, messages, tokens and cost (total, or --by source|model|day)",
+      )
       .addOption(
         new Option("--by <group>", "one row per source, model or UTC day").choices([
           "source",
