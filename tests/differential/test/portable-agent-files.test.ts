@@ -1,13 +1,13 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { openPostgresSessionStore, type PostgresSessionStore } from "@hermes/postgres";
 import { openSessionStore } from "@hermes/store";
 import { describe, expect, inject, it, onTestFinished } from "vitest";
+import { cliMain } from "./helpers/cli-main.js";
 
 // A newer agent's file in PostgreSQL: `migrate-to-postgres --from` the v30 and v31 fixtures keeps
 // archived and hidden sessions out of the listings (and the uids and flags), and PostgreSQL,
@@ -18,11 +18,6 @@ if (url === "") throw new Error(`PostgreSQL unavailable: ${inject("pgUnavailable
 const pgUrl = (schema: string) => `${url}${url.includes("?") ? "&" : "?"}schema=${schema}`;
 const run = promisify(execFile);
 
-function cliMain(): string {
-  const manifest = createRequire(import.meta.url).resolve("@hermes/cli/package.json");
-  const { bin } = JSON.parse(readFileSync(manifest, "utf8")) as { bin: Record<string, string> };
-  return join(dirname(manifest), bin["hermes-sessions"]!);
-}
 const CLI = cliMain();
 const cli = async (...args: string[]) => (await run(process.execPath, [CLI, ...args])).stdout;
 
