@@ -105,6 +105,7 @@ export {
   parsePortableSession,
   SESSION_COLUMNS,
   SESSION_VIEW_COLUMNS,
+  SOURCE_SCHEMA_META_KEY,
   sessionToJsonLine,
 } from "./portable/jsonl-format.js";
 export {

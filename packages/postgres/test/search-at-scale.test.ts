@@ -80,7 +80,7 @@ describe("schema v3: existing databases upgrade", () => {
       }
       const store = await openPostgresSessionStore({ connectionString: url, schema });
       opened.push(store);
-      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 9, newerVersion: false });
+      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 10, newerVersion: false });
       expect(store.migration.applied).toHaveLength(7);
       expect(store.migration.applied[0]).toMatch(/^v3: /);
       expect(store.migration.applied[1]).toMatch(/^v4: /);
@@ -147,7 +147,7 @@ describe("schema v8: CJK search off the messages' own grams", () => {
       }
       const store = await openPostgresSessionStore({ connectionString: url, schema });
       opened.push(store);
-      expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 9, newerVersion: false });
+      expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 10, newerVersion: false });
       expect(store.migration.applied).toEqual([
         expect.stringMatching(/^v4: /),
         expect.stringMatching(/^v5: /),

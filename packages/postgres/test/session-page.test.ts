@@ -206,7 +206,7 @@ describe("sessions page from the newest activity (PostgreSQL)", () => {
         ).rows.length;
       expect(await indexes()).toBe(0);
       const store = await openStore({ schema });
-      expect(store.migration).toMatchObject({ fromVersion: 4, toVersion: 9, newerVersion: false });
+      expect(store.migration).toMatchObject({ fromVersion: 4, toVersion: 10, newerVersion: false });
       expect(store.migration.applied).toEqual([
         expect.stringMatching(/^v5: sessions page/),
         expect.stringMatching(/^v6: /),

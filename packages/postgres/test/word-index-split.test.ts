@@ -392,7 +392,7 @@ describe("schema v6: a v5 store upgrades", () => {
     }
     expect(await wordIndexes(c)).toEqual({ idx_messages_search_vector: "rum" });
     const store = await open({ schema });
-    expect(store.migration).toMatchObject({ fromVersion: 5, toVersion: 9 });
+    expect(store.migration).toMatchObject({ fromVersion: 5, toVersion: 10 });
     expect(store.migration.applied).toEqual([
       expect.stringMatching(/^v6: /),
       expect.stringMatching(/^v7: /),

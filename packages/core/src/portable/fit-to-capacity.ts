@@ -5,15 +5,19 @@ import type { ImportCapacity, ImportSkipReason } from "./run-import.js";
 
 /**
  * Why an import skips a session, or `null` to import it: hidden (unless `includeHidden`), then
- * archived by the user or the stale sweep (unless `includeArchived`). A store that cannot hold
- * the flags would otherwise list such a session.
+ * archived by the user or the stale sweep (unless `includeArchived`), each only where the store
+ * cannot hold the flag (`capacity`): it would list such a session. A store that holds the flags
+ * (PostgreSQL) takes every session and leaves flagged ones out of its listings itself.
  */
 export function skipReason(
   s: PortableSession,
   o: { includeArchived: boolean; includeHidden: boolean },
+  capacity?: ImportCapacity,
 ): ImportSkipReason | null {
-  if (!o.includeHidden && s.hidden === true) return "hidden";
-  if (!o.includeArchived && (s.archived === true || s.auto_archived === true)) return "archived";
+  const holds = (field: string) => capacity?.sessionFields.has(field) === true;
+  if (!o.includeHidden && s.hidden === true && !holds("hidden")) return "hidden";
+  if (!o.includeArchived && s.archived === true && !holds("archived")) return "archived";
+  if (!o.includeArchived && s.auto_archived === true && !holds("auto_archived")) return "archived";
   return null;
 }
 

@@ -5,6 +5,12 @@ import type { SessionViewFields } from "../read-model/session-view-fields.js";
 /** The `format` name in the first line of a Hermes sessions JSONL file. */
 export const JSONL_FORMAT = "hermes-sessions";
 
+/**
+ * The `state_meta` key where a store that holds newer agents' data (PostgreSQL) records the
+ * newest `schema_version` imported or mirrored into it; its exports' headers name it.
+ */
+export const SOURCE_SCHEMA_META_KEY = "hermes_source_schema_version";
+
 /** The newest JSONL format version this package writes and reads. */
 export const JSONL_VERSION = 1;
 

@@ -33,7 +33,8 @@ export interface ImportSessionsOptions {
   missingParent?: "reject" | "detach";
   /**
    * Also import sessions the source flags archived (`archived` or `auto_archived`). By default
-   * they are skipped (listed in `skipped`): a store without the flag would list them.
+   * they are skipped (listed in `skipped`) by a store without the flag, which would list them;
+   * a store that holds the flag (PostgreSQL) imports them and keeps them out of its listings.
    */
   includeArchived?: boolean;
   /** Also import sessions the source flags hidden (skipped by default, as archived ones). */
@@ -110,6 +111,11 @@ export interface ImportBackend {
   readonly capacity?: ImportCapacity;
   /** Whether a session with this id is stored. */
   exists(id: string): boolean | Promise<boolean>;
+  /**
+   * Called before a file's sessions are written with the `schema_version` its header names, for
+   * a backend that records the newest version of the data it holds (its exports name it).
+   */
+  noteSourceSchema?(version: number): Promise<void>;
   /**
    * Writes one unit of sessions in one transaction and returns each one's outcome, in order.
    * A session stored with the same content is `unchanged`; with other content, `conflict`
@@ -320,6 +326,7 @@ async function importFile(
   const skippedList: ImportReport["skipped"] = [];
   let maxMessageId = 0;
   let sawHeader = false;
+  let sourceSchema: number | null = null;
 
   // Pass 1: validate every line and note where each session is.
   try {
@@ -330,6 +337,8 @@ async function importFile(
         if (!sawHeader) {
           if (line !== 1) throw new PortableValidationError("the first line must be the header");
           parseJsonlHeader(value);
+          const named = (value as { schema_version?: unknown }).schema_version;
+          if (typeof named === "number" && Number.isSafeInteger(named) && named > 0) sourceSchema = named;
           sawHeader = true;
           continue;
         }
@@ -338,7 +347,7 @@ async function importFile(
         if (other !== undefined)
           throw new PortableValidationError(`session ${s.id} already appears on line ${other.line}`);
         for (const m of s.messages) if (m.id !== null && m.id > maxMessageId) maxMessageId = m.id;
-        const reason = skipReason(s, opts);
+        const reason = skipReason(s, opts, backend.capacity);
         if (reason !== null) {
           skipped.set(s.id, reason);
           skippedList.push({ id: s.id, line, reason });
@@ -432,6 +441,7 @@ async function importFile(
     throw new ImportInvalidError(invalid.slice(0, MAX_REPORTED), invalid.length);
   }
 
+  if (sourceSchema !== null && order.length > 0) await backend.noteSourceSchema?.(sourceSchema);
   // Pass 2: write in the planned order, reading each line again at its offset.
   const writer = new BatchWriter(backend, opts.onConflict, maxMessageId);
   writer.report.invalid = invalid.slice(0, MAX_REPORTED);
@@ -514,7 +524,8 @@ async function importIterable(
     }
     seen.add(session.id);
     const parent = session.parent_session_id;
-    const reason = skipReason(session, opts) ?? (parent === null ? null : (skipped.get(parent) ?? null));
+    const reason =
+      skipReason(session, opts, backend.capacity) ?? (parent === null ? null : (skipped.get(parent) ?? null));
     if (reason !== null) {
       skipped.set(session.id, reason);
       writer.report.skipped.push({ id: session.id, line, reason });

@@ -20,7 +20,7 @@ import {
 import { sql } from "kysely";
 import { anyText, collateC } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
-import { S_COLUMNS } from "../table-columns.js";
+import { S_COLUMNS, sessionReadRow } from "../table-columns.js";
 import { messagesOf } from "./messages.js";
 import { sessionById } from "./sessions.js";
 
@@ -62,11 +62,11 @@ export async function exportAll(
       .orderBy("s.started_at", "desc")
       .orderBy(collateC("s.id"), "desc")
       .limit(EXPORT_ALL_LIMIT)
-      .execute()) as SessionWithLastActive[];
+      .execute()) as unknown as SessionWithLastActive[];
     const out: Array<SessionWithLastActive & { messages: MessageRow[] }> = [];
     for (const row of rows) {
       const messages = (await messagesOf(db, row.id)).map(toMessageRow);
-      out.push({ ...row, messages });
+      out.push({ ...sessionReadRow(row), messages });
     }
     return out;
   });
