@@ -21,6 +21,7 @@ import { sql } from "kysely";
 import { anyText, collateC } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { S_COLUMNS, sessionReadRow } from "../table-columns.js";
+import { listedSession } from "./agent-visibility.js";
 import { messagesOf } from "./messages.js";
 import { sessionById } from "./sessions.js";
 
@@ -101,10 +102,15 @@ export async function deleteSession(
   return deleted;
 }
 
-/** Deletes ended sessions older than `olderThanDays` (default 90); returns how many. */
+/**
+ * Deletes ended sessions older than `olderThanDays` (default 90); returns how many. Never a
+ * pinned session (the agent never prunes one); archived or hidden ones (sessions migrated from
+ * a newer agent's file) only with `includeArchived` / `includeHidden`, as the listings.
+ */
 export async function pruneSessions(ctx: PgStoreContext, o?: PruneSessionsOptions): Promise<number> {
   const opts = optionsObject("options", o);
-  pruneVisibilityArguments(opts);
+  const visibility = pruneVisibilityArguments(opts);
+  const listed = listedSession("sessions", visibility);
   const days = nonNegativeDuration("olderThanDays", opts.olderThanDays, 90);
   const source = optionalString("source", opts.source);
   const dir = sessionsDirOf(opts.sessionsDir);
@@ -116,6 +122,8 @@ export async function pruneSessions(ctx: PgStoreContext, o?: PruneSessionsOption
         .select("id")
         .where("started_at", "<", cutoff)
         .where("ended_at", "is not", null)
+        .where(sql<boolean>`pinned IS NOT TRUE`)
+        .$if(listed !== null, (qb) => qb.where(listed!))
         .$if(source !== null, (qb) => qb.where("source", "=", source!))
         .forUpdate()
         .execute()
