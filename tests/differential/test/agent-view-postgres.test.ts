@@ -67,7 +67,7 @@ describe("a v31 file migrated to PostgreSQL: stats and prune", { timeout: 180_00
       1,
     );
     expect(await store.getSession(ARCHIVED)).toBeNull();
-    expect((await store.getSession(CLI001))?.pinned).toBe(true);
-    expect((await store.getSession(CLI002))?.pinned).toBe(true);
+    expect(await store.getSession(CLI001)).toMatchObject({ pinned: true });
+    expect(await store.getSession(CLI002)).toMatchObject({ pinned: true });
   });
 });
