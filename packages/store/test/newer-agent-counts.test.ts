@@ -23,13 +23,13 @@ describe("usageStats on a newer agent's file (schema v30) counts the listed sess
   const bySource = async (o: { includeArchived?: boolean; includeHidden?: boolean } = {}) =>
     Object.fromEntries(
       (await store.usageStats({ groupBy: "source", ...o })).map((r) => [r.group, [r.sessions, r.messages]]),
-    );
+    ) as Record<string, [number, number]>;
 
   it("leaves archived and hidden sessions out by default, as searchSessions does", async () => {
     const groups = await bySource();
     expect(groups.homeassistant).toBeUndefined();
     expect(groups.matrix).toBeUndefined();
-    const total = Object.values(groups).reduce((n, [s]) => n + (s as number), 0);
+    const total = Object.values(groups).reduce((n, [s]) => n + s, 0);
     const listed = await store.searchSessions({ limit: 100 });
     expect(total).toBe(listed.length);
     expect(total).toBe(13);
