@@ -290,8 +290,8 @@ export function ConversationPage() {
       {session ? (
         <header class="session-head">
           <h1 id="session-heading">{session.title ?? session.id}</h1>
-          <p class="dim mono">
-            {session.id} <SessionMarks session={session} />
+          <p class="dim">
+            <span class="mono">{session.id}</span> <SessionMarks session={session} />
           </p>
           <Figures s={session} shown={loading && win.rows.length === 0 ? null : total} />
           <div class="actions">
