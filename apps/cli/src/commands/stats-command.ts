@@ -104,49 +104,48 @@ export function statsCommand(): Command {
       parseSince("--since"),
     )
     .option("--until <date>", "only sessions started before a date", parseSince("--until"));
-  return withOutputOptions(withVisibilityOptions(command), "rows").action(
-    async (o: StatsOptions, cmd: Command) => {
-      const g = globalOptions(cmd);
-      const format = outputFormat(o);
-      await withStore(await openForReading(g), async (store) => {
-        const grouped = await usage(store, o);
-        const rows = o.by === undefined ? [totalOf(grouped)] : [...grouped, totalOf(grouped)];
-        if (format === "json") return printJson(o.by === undefined ? rows[0] : grouped);
-        if (format !== "table") {
-          process.stdout.write(delimited(o.by === undefined ? rows : grouped, CSV_COLUMNS, format));
-          return;
-        }
-        const style = createStyle(wantsColor(process.stdout, g.color));
-        const table = renderTable(
-          [
-            { header: (o.by ?? "").toUpperCase(), maxWidth: 32, minWidth: 8 },
-            { header: "SESSIONS", align: "right" },
-            { header: "MESSAGES", align: "right", dropOrder: 2 },
-            { header: "TOOL CALLS", align: "right", dropOrder: 5 },
-            { header: "INPUT TOK", align: "right", dropOrder: 3 },
-            { header: "OUTPUT TOK", align: "right", dropOrder: 3 },
-            { header: "CACHE READ", align: "right", dropOrder: 7 },
-            { header: "REASONING", align: "right", dropOrder: 6 },
-            { header: "EST. COST", align: "right", dropOrder: 4 },
-            { header: "ACTUAL COST", align: "right", dropOrder: 1 },
-          ],
-          rows.map((r) => [
-            r.group ?? "(none)",
-            formatCount(r.sessions),
-            formatCount(r.messages),
-            formatCount(r.tool_calls),
-            formatCount(r.input_tokens),
-            formatCount(r.output_tokens),
-            formatCount(r.cache_read_tokens),
-            formatCount(r.reasoning_tokens),
-            formatCost(r.estimated_cost_usd),
-            formatCost(r.actual_cost_usd),
-          ]),
-          style,
-          outputWidth(),
-        );
-        process.stdout.write(`${table}\n`);
-      });
-    },
-  );
+  withVisibilityOptions(command);
+  return withOutputOptions(command, "rows").action(async (o: StatsOptions, cmd: Command) => {
+    const g = globalOptions(cmd);
+    const format = outputFormat(o);
+    await withStore(await openForReading(g), async (store) => {
+      const grouped = await usage(store, o);
+      const rows = o.by === undefined ? [totalOf(grouped)] : [...grouped, totalOf(grouped)];
+      if (format === "json") return printJson(o.by === undefined ? rows[0] : grouped);
+      if (format !== "table") {
+        process.stdout.write(delimited(o.by === undefined ? rows : grouped, CSV_COLUMNS, format));
+        return;
+      }
+      const style = createStyle(wantsColor(process.stdout, g.color));
+      const table = renderTable(
+        [
+          { header: (o.by ?? "").toUpperCase(), maxWidth: 32, minWidth: 8 },
+          { header: "SESSIONS", align: "right" },
+          { header: "MESSAGES", align: "right", dropOrder: 2 },
+          { header: "TOOL CALLS", align: "right", dropOrder: 5 },
+          { header: "INPUT TOK", align: "right", dropOrder: 3 },
+          { header: "OUTPUT TOK", align: "right", dropOrder: 3 },
+          { header: "CACHE READ", align: "right", dropOrder: 7 },
+          { header: "REASONING", align: "right", dropOrder: 6 },
+          { header: "EST. COST", align: "right", dropOrder: 4 },
+          { header: "ACTUAL COST", align: "right", dropOrder: 1 },
+        ],
+        rows.map((r) => [
+          r.group ?? "(none)",
+          formatCount(r.sessions),
+          formatCount(r.messages),
+          formatCount(r.tool_calls),
+          formatCount(r.input_tokens),
+          formatCount(r.output_tokens),
+          formatCount(r.cache_read_tokens),
+          formatCount(r.reasoning_tokens),
+          formatCost(r.estimated_cost_usd),
+          formatCost(r.actual_cost_usd),
+        ]),
+        style,
+        outputWidth(),
+      );
+      process.stdout.write(`${table}\n`);
+    });
+  });
 }
