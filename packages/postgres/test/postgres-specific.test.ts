@@ -45,7 +45,7 @@ describe("migrations under an advisory lock", () => {
       warnings: [],
       newerVersion: false,
     });
-    expect(reports.filter((r) => r.applied.length === 0).every((r) => r.fromVersion === 9)).toBe(true);
+    expect(reports.filter((r) => r.applied.length === 0).every((r) => r.fromVersion === 10)).toBe(true);
     const store = await open(schema);
     expect(store.migration).toEqual({
       fromVersion: 10,
@@ -68,7 +68,7 @@ describe("migrations under an advisory lock", () => {
   it("a second open of a migrated schema applies nothing and keeps the data", async () => {
     const schema = fresh();
     const first = await open(schema);
-    expect(first.migration.applied).toHaveLength(9);
+    expect(first.migration.applied).toHaveLength(10);
     await first.createSession({ id: "s1", source: "cli" });
     const second = await open(schema);
     expect(second.migration.applied).toEqual([]);

@@ -213,6 +213,7 @@ describe("sessions page from the newest activity (PostgreSQL)", () => {
         expect.stringMatching(/^v7: /),
         expect.stringMatching(/^v8: /),
         expect.stringMatching(/^v9: /),
+        expect.stringMatching(/^v10: /),
       ]);
       expect(await indexes()).toBe(1);
       expect(await allPages(store, { limit: 20 })).toEqual(

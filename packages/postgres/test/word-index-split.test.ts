@@ -398,6 +398,7 @@ describe("schema v6: a v5 store upgrades", () => {
       expect.stringMatching(/^v7: /),
       expect.stringMatching(/^v8: /),
       expect.stringMatching(/^v9: /),
+      expect.stringMatching(/^v10: /),
     ]);
     expect((await expectWholeLayout(c)).map((r) => [r.lo, r.hi])).toEqual([
       [0, 120],

@@ -107,6 +107,14 @@ describe("a newer agent's file in PostgreSQL", { timeout: 180_000 }, () => {
         compressed_summary: true,
       });
       expect((await pg.getMessagesAsConversation(DC)).length).toBe(3);
+      // Search follows the listings: hidden and archived sessions only when asked, never a superseded row.
+      const hitIds = async (q: string, o = {}) => (await pg.searchMessages(q, o)).map((h) => h.id);
+      expect(await hitIds('"from matrix"')).toEqual([]);
+      expect(await hitIds('"from matrix"', { includeHidden: true })).toEqual([110]);
+      expect(await hitIds('"from homeassistant"')).toEqual([]);
+      expect(await hitIds('"from homeassistant"', { includeArchived: true })).toEqual([111]);
+      expect(await hitIds("deleted")).toEqual([]);
+      expect(await hitIds('"29 matches"')).toEqual([103]);
       if (name === "v31") {
         expect(await pg.getSession(CRON)).toMatchObject({ archived: true, auto_archived: true });
         expect(shown.find((m) => m.id === 102)).toMatchObject({
@@ -117,8 +125,11 @@ describe("a newer agent's file in PostgreSQL", { timeout: 180_000 }, () => {
           },
         });
         expect(shown.find((m) => m.id === 103)?.tool_call_uid).toBe("824d7574cc694a6e87df48fc52dc7d28");
+        const nightly = await pg.searchMessages("nightly");
+        expect(nightly.find((h) => h.id === 118)?.message_uid).toBe("a5d1c1238c6e9f385b5e8f4c7ee4216d");
       } else {
         expect(shown[0]).not.toHaveProperty("message_uid");
+        expect((await pg.searchMessages('"29 matches"'))[0]).not.toHaveProperty("message_uid");
       }
     },
   );

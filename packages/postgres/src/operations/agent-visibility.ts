@@ -1,4 +1,29 @@
 import { type RawBuilder, sql } from "kysely";
+import type { PgDb } from "../pg-database.js";
+
+/**
+ * The `state_meta` key an import sets when it writes sessions a newer agent flags (archived,
+ * hidden) or superseded rows: searches then add the agent's visibility conditions, and a store
+ * without such data keeps its statements (and plans) as they were.
+ */
+export const AGENT_VIEW_META_KEY = "hermes_agent_view";
+
+/** Whether the store holds a newer agent's flagged sessions or superseded rows (a primary-key read). */
+export async function holdsAgentView(db: PgDb): Promise<boolean> {
+  const row = await db
+    .selectFrom("state_meta")
+    .select("key")
+    .where("key", "=", AGENT_VIEW_META_KEY)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Records that the store holds such data (idempotent; in the writing transaction). */
+export async function noteAgentView(db: PgDb): Promise<void> {
+  await sql`INSERT INTO state_meta (key, value) VALUES (${AGENT_VIEW_META_KEY}, '1') ON CONFLICT (key) DO NOTHING`.execute(
+    db,
+  );
+}
 
 /**
  * A message the agent displays (every row but a superseded one: rewound, or an original a

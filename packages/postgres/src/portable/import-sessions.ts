@@ -16,6 +16,7 @@ import {
 } from "@hermes/core";
 import type { MessageRow as StoredMessageRow, SessionRow as StoredSessionRow } from "@hermes/schema";
 import { sql } from "kysely";
+import { noteAgentView } from "../operations/agent-visibility.js";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { searchColumns } from "../search/pg-search-text.js";
@@ -42,6 +43,16 @@ export const PG_IMPORT_CAPACITY: ImportCapacity = {
   sessionFields: new Set(SESSION_VIEW_NAMES),
   messageFields: new Set(MESSAGE_VIEW_NAMES),
 };
+
+/** A session a newer agent flags, or with superseded rows: searches must then follow its view. */
+function carriesAgentView(s: PortableSession): boolean {
+  return (
+    s.hidden === true ||
+    s.archived === true ||
+    s.auto_archived === true ||
+    s.messages.some((m) => m.view_state === "superseded")
+  );
+}
 
 /** A stored or incoming value, with a read-model field's absence and NULL alike. */
 const columnValue = (row: Record<string, unknown>, name: string) => row[name] ?? null;
@@ -219,6 +230,7 @@ export async function importSessions(
           };
           const out: ImportOutcome[] = [];
           for (const p of batch) out.push(await writeSession(db, p, onConflict, idFloor, sealed));
+          if (batch.some((p) => carriesAgentView(p.session))) await noteAgentView(db);
           return out;
         }),
     },
