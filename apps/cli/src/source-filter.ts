@@ -30,8 +30,11 @@ export async function selectSources(store: SessionStore, o: SourceOptions): Prom
   return [...new Set(include)].filter((s) => !exclude.has(s));
 }
 
-/** Every source that has a session (one `GROUP BY` over sessions). */
+/**
+ * Every source that has a session (one `GROUP BY` over sessions), archived and hidden ones
+ * included: the commands leave those sessions out themselves.
+ */
 export async function allSources(store: SessionStore): Promise<string[]> {
-  const rows = await store.usageStats({ groupBy: "source" });
+  const rows = await store.usageStats({ groupBy: "source", includeArchived: true, includeHidden: true });
   return rows.map((r) => r.group).filter((g): g is string => g !== null);
 }

@@ -19,6 +19,7 @@ import {
   SAMPLE_DB,
   tempDir,
 } from "./helpers/cli.js";
+import { jsonlCounts } from "./helpers/jsonl-counts.js";
 import { seededDb } from "./helpers/seed.js";
 import { otherUserUnavailable, sharedTempDir, stageCliForUser } from "./helpers/stage-for-user.js";
 
@@ -140,7 +141,10 @@ describe("export and import", { timeout: 240_000 }, () => {
     const file = join(dir, "backup.jsonl");
     const exported = cliOn(db.path, ["export", "--out", file]);
     expect(exported.code, exported.stderr).toBe(0);
-    expect(exported.stderr).toBe(`Exported 8 session(s) to ${file}\n`);
+    expect(jsonlCounts(file).sessions).toBe(8);
+    expect(exported.stderr).toBe(
+      `Exported 8 session(s) with ${jsonlCounts(file).messages} message(s) to ${file}\n`,
+    );
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const target = join(dir, "restored.db");
     const first = cliOn(target, ["import", file]);

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 // The callbacks given to page.evaluate run in Chromium: DOM types for them.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -10,7 +10,7 @@ import { type RunningSessionBrowser, serveSessionBrowser } from "../dist/index.j
 import { appendElsewhere } from "./helpers/append-elsewhere.js";
 import { launchBrowser, screenshot } from "./helpers/browser.js";
 import { seededCopy, type WebSeed } from "./helpers/seed-web-database.js";
-import { fileState } from "./helpers/temp.js";
+import { fileState, SAMPLE_DB } from "./helpers/temp.js";
 
 // The session browser in a real Chromium (Debian's, through playwright-core): what a user does,
 // on a seeded database, with a screenshot of each page under test-results/screenshots.
@@ -509,4 +509,134 @@ describe("live view in Chromium", () => {
     await screenshot(page, "live");
     await live.close();
   });
+});
+
+/** The v30 sample upgraded to schema v31 (stable message ids; see shared/fixtures/UPSTREAM.md). */
+const V31_SAMPLE_DB = join(SAMPLE_DB, "../hermes-v31-sample.db");
+
+describe("a newer agent's file (schema v31) in Chromium: what the agent shows", () => {
+  let v31Server: RunningSessionBrowser;
+  let v31Path: string;
+  let v31Before: ReturnType<typeof fileState>;
+  let v31: BrowserContext;
+  const DC = "20260103_080000_dc0001";
+  beforeAll(async () => {
+    v31Path = join(mkdtempSync(join(folder, "v31-")), "state.db");
+    copyFileSync(V31_SAMPLE_DB, v31Path);
+    chmodSync(v31Path, 0o600);
+    v31Before = fileState(v31Path);
+    v31Server = await serveSessionBrowser({ db: v31Path, port: 0 });
+    v31 = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await v31.newPage();
+    await page.goto(v31Server.url);
+    await page.close();
+  });
+  afterAll(async () => {
+    await v31?.close();
+    await v31Server?.close();
+  });
+  const openV31 = async (path: string): Promise<Page> => {
+    const page = await v31.newPage();
+    page.on("pageerror", (e) => pageErrors.push(`v31 ${path}: ${e.message}`));
+    await page.goto(`${v31Server.origin}${path}`);
+    return page;
+  };
+
+  it("offers only sources it can list, and marks pinned sessions", async () => {
+    const page = await openV31("/");
+    await page.locator(".session-item").first().waitFor();
+    const sources = await page
+      .getByLabel("Source")
+      .locator("option")
+      .evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value).filter((v) => v !== ""));
+    // cron (auto-archived), homeassistant (archived) and matrix (hidden) are not listed: not offered.
+    expect(sources.sort()).toEqual(["acp", "cli", "discord", "signal", "subagent", "telegram"]);
+    for (const source of ["discord", "subagent"]) {
+      await page.getByLabel("Source").selectOption(source);
+      await expect.poll(() => page.locator(".session-item").count(), POLL).toBe(1);
+    }
+    await page.getByLabel("Source").selectOption("cli");
+    const docker = page.locator(".session-item", { hasText: "Fix Docker Build" }).first();
+    await docker.waitFor();
+    expect(await docker.locator(".badge.mark").allTextContents()).toEqual(["pinned"]);
+    await screenshot(page, "v31-sessions-pinned");
+    await page.close();
+  });
+
+  it("shows both message counts and marks the compaction point of dc0001", async () => {
+    const page = await openV31(`/session/${DC}`);
+    await page.locator("#m103").waitFor();
+    const figure = page.locator(".figures div", { hasText: "Messages" }).locator("dd");
+    await expect.poll(() => figure.textContent(), POLL).toBe("3 in the agent's context, 91 shown");
+    expect(await page.locator(".compaction-point").count()).toBe(1);
+    // The point sits between the last summarized row (98) and the summary (101).
+    const around = await page
+      .locator(".compaction-point")
+      .evaluate((el) => [el.previousElementSibling?.id, el.nextElementSibling?.id]);
+    expect(around).toEqual(["m98", "m101"]);
+    expect(await page.locator("#m101 .badge.view-state").textContent()).toBe("compaction summary");
+    expect(await page.locator("#m11 .badge.view-state").textContent()).toBe("summarized");
+    expect(await page.locator("#m102 .badge.view-state").count()).toBe(0);
+    await page.locator(".compaction-point").scrollIntoViewIfNeeded();
+    await screenshot(page, "v31-compaction-point");
+    await page.close();
+  });
+
+  it("marks auto-archived and pinned sessions on their page", async () => {
+    const cron = await openV31("/session/20260106_000000_cron");
+    await cron.locator(".session-head .badge.mark").first().waitFor();
+    expect(await cron.locator(".session-head .badge.mark").allTextContents()).toEqual(["auto-archived"]);
+    await cron.close();
+    const pinned = await openV31("/session/20260101_090000_cli001");
+    await pinned.locator(".session-head .badge.mark").first().waitFor();
+    expect(await pinned.locator(".session-head .badge.mark").allTextContents()).toEqual(["pinned"]);
+    await pinned.close();
+  });
+
+  it("links a message by its uid: /session/<id>#m-<uid> opens the current version, scrolled to it", async () => {
+    // Rows 100 (superseded) and 103 (its active copy) share this uid: the link opens 103.
+    const page = await openV31(`/session/${DC}#m-a787d7f5b2534171bc07984b5aaf4089`);
+    await page.locator(".message.hit").waitFor();
+    expect(await page.locator(".message.hit").getAttribute("id")).toBe("m103");
+    // A summarized row early in the conversation: scrolled into view and focused.
+    await page.goto(`${v31Server.origin}/session/${DC}#m-${await uidOf(DC, 11)}`);
+    await expect.poll(() => page.locator(".message.hit").getAttribute("id"), POLL).toBe("m11");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("m11");
+    // Each message's own link carries its uid.
+    expect(await page.locator("#m101 a.permalink").getAttribute("href")).toBe(
+      `/session/${DC}#m-3e591f29c7834237aa44810e56917b59`,
+    );
+    await page.close();
+  });
+
+  it("a search hit links by uid: the row an older build appended (118) opens at itself", async () => {
+    const page = await openV31("/search");
+    await page.getByLabel("Search messages").fill("nightly");
+    await page.keyboard.press("Enter");
+    const hit = page.locator(".hit-item a.row-link[href$='#m-a5d1c1238c6e9f385b5e8f4c7ee4216d']");
+    await hit.waitFor();
+    await hit.click();
+    await page.waitForURL(/\/session\/20260105_090000_cli005#m-a5d1c1238c6e9f385b5e8f4c7ee4216d$/);
+    await expect.poll(() => page.locator(".message.hit").getAttribute("id"), POLL).toBe("m118");
+    await screenshot(page, "v31-uid-link");
+    await page.close();
+  });
+
+  it("left the v31 file's bytes, mode and folder unchanged", () => {
+    expect(fileState(v31Path)).toEqual(v31Before);
+    expect(pageErrors).toEqual([]);
+  });
+
+  /** The `message_uid` of row `id`, as the API answers it. */
+  async function uidOf(session: string, id: number): Promise<string> {
+    const page = await v31.newPage();
+    const res = await page.request.get(
+      `${v31Server.origin}/api/sessions/${session}/messages?around=${id}&limit=1`,
+    );
+    const body = (await res.json()) as { messages: Array<{ id: number; message_uid: string }> };
+    await page.close();
+    const uid = body.messages.find((m) => m.id === id)?.message_uid;
+    expect(uid).toMatch(/^[0-9a-f]{32}$/);
+    return uid as string;
+  }
 });

@@ -99,6 +99,7 @@ export {
   type ExportStreamOptions,
   exportFilter,
 } from "./portable/export-options.js";
+export { fitToCapacity, skipReason } from "./portable/fit-to-capacity.js";
 export { type ForkSessionOptions, forkArguments, newSessionId } from "./portable/fork-arguments.js";
 export { type IterMessagesOptions, iterMessagesArguments } from "./portable/iter-messages-arguments.js";
 export {
@@ -109,11 +110,16 @@ export {
   type JsonlHeader,
   jsonlHeader,
   MESSAGE_COLUMNS,
+  MESSAGE_VIEW_COLUMNS,
+  type PortableMessage,
+  type PortableMessageFields,
   type PortableSession,
   PortableValidationError,
   parseJsonlHeader,
   parsePortableSession,
   SESSION_COLUMNS,
+  SESSION_VIEW_COLUMNS,
+  SOURCE_SCHEMA_META_KEY,
   sessionToJsonLine,
 } from "./portable/jsonl-format.js";
 export {
@@ -137,9 +143,11 @@ export {
 export { type RenderableSession, sessionToMarkdown } from "./portable/markdown-format.js";
 export {
   type ImportBackend,
+  type ImportCapacity,
   type ImportOutcome,
   type ImportReport,
   type ImportSessionsOptions,
+  type ImportSkipReason,
   type ImportSource,
   importSessionsArguments,
   type PendingImport,
@@ -152,6 +160,23 @@ export {
   usageStatsArguments,
 } from "./portable/usage-stats-arguments.js";
 export {
+  MESSAGE_VIEW_KEYS,
+  type MessageViewFields,
+  type MessageViewState,
+  messageViewState,
+  parseAbsorbedMessageUids,
+  parseToolCallUids,
+  toMessageViewFields,
+} from "./read-model/message-view-fields.js";
+export {
+  flagValue,
+  isUnlisted,
+  SESSION_FLAG_KEYS,
+  SESSION_VIEW_KEYS,
+  type SessionViewFields,
+  toSessionViewFields,
+} from "./read-model/session-view-fields.js";
+export {
   type AutoPruneBackend,
   LAST_AUTO_PRUNE_KEY,
   nonNegativeDuration,
@@ -159,6 +184,10 @@ export {
   pythonFloatText,
   runAutoPrune,
 } from "./retention/auto-prune.js";
+export {
+  type PruneSessionsOptions,
+  pruneVisibilityArguments,
+} from "./retention/prune-sessions-options.js";
 export { removeSessionFiles, sessionsDirOf } from "./retention/session-files.js";
 export { SEARCH_LIMITS, type SearchArguments, searchArguments } from "./search/search-arguments.js";
 export type {

@@ -332,12 +332,7 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
   const newer = newerSchemaVersion(conn);
   if (newer !== null) {
     if (options.readOnly === false) {
-      throw new SchemaNewerError(
-        path,
-        newer,
-        SCHEMA_VERSION,
-        "a writable open (readOnly: false) was refused",
-      );
+      throw new SchemaNewerError(path, newer, SCHEMA_VERSION, "A writable open (readOnly: false)");
     }
     return openReadOnlyStore(path, { kind: "newer", fileVersion: newer }, options);
   }

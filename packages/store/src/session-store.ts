@@ -22,6 +22,7 @@ import type {
   MessagePageOptions,
   MessageRow,
   PortableSession,
+  PruneSessionsOptions,
   RichSessionRow,
   SearchHit,
   SearchIndexProgress,
@@ -341,11 +342,7 @@ export class SessionStore implements SessionStoreContract {
   async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
     return this.#writes.deleteSession(id, o);
   }
-  async pruneSessions(o?: {
-    olderThanDays?: number;
-    source?: string;
-    sessionsDir?: string;
-  }): Promise<number> {
+  async pruneSessions(o?: PruneSessionsOptions): Promise<number> {
     return this.#writes.pruneSessions(o);
   }
   async getMeta(key: string): Promise<string | null> {

@@ -163,10 +163,15 @@ function readOnlyChecks(path: string): { checks: DoctorCheck[]; version: number 
 /**
  * Turns the store's `verifySearchIndex()` report (`{ ok, indexes: [{ name, kind, status,
  * detail?, pending? }] }`) into checks. Only `missing` and `damaged` fail: an extra index that
- * is behind, building or not built yet catches up by itself before its next use.
+ * is behind, building or not built yet catches up by itself before its next use. With
+ * `sideIndexed`, an index of kind `short-cjk` that is not built is left to the side index's own
+ * check ({@link cjkSideIndexCheck}), which says the same and more: one line, not two.
  */
-function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
-  return report.indexes.map((i) => {
+function searchReportChecks(report: SearchIndexReport, sideIndexed = false): DoctorCheck[] {
+  const shown = report.indexes.filter(
+    (i) => !(sideIndexed && i.kind === "short-cjk" && i.status === "not-built"),
+  );
+  return shown.map((i) => {
     const status = i.status;
     const words: Record<string, string> = {
       ok: "consistent with messages",
@@ -194,12 +199,21 @@ function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
  * The short-CJK side index as the store's `stats().sideIndexes.cjk` reports it: its state and
  * how far it is built. A build under way or interrupted is a warning (searches scan until it is
  * ready, with the same hits); a writable store resumes it on its next short CJK search.
+ * `readOnlyBecause`: why this tool can never build it in this file (a newer agent's file, or
+ * one this user cannot write), so that the advice says what is true here; `null` when it can.
  */
-export function cjkSideIndexCheck(cjk: SideIndexStatus): DoctorCheck {
+export function cjkSideIndexCheck(cjk: SideIndexStatus, readOnlyBecause: string | null = null): DoctorCheck {
   const n = (x: number) => x.toLocaleString("en-US");
   const queued = cjk.pendingChanges > 0 ? `, ${n(cjk.pendingChanges)} queued change(s)` : "";
   const failed = cjk.lastError === null ? "" : `; last build stopped: ${cjk.lastError}`;
   const name = "side index short-CJK";
+  if (cjk.state === "absent" && readOnlyBecause !== null) {
+    return {
+      name,
+      status: "ok",
+      detail: `not built, and never built here: ${readOnlyBecause}; searches of 1–2-character CJK terms scan the messages instead (the same hits, slower)`,
+    };
+  }
   if (cjk.state === "absent") {
     return {
       name,
@@ -264,6 +278,18 @@ async function repair(store: Pick<AnyStore, "rebuildSearchIndex">): Promise<void
   }
 }
 
+/**
+ * Why this tool can never build its short-CJK index in the file at `path`, or `null` when a
+ * writable open would (on its first short CJK search).
+ */
+function neverBuilt(path: string, version: number | null): string | null {
+  if (version !== null && version > SCHEMA_VERSION) {
+    return `the file belongs to a newer Hermes Agent (schema ${version}), which this tool never writes`;
+  }
+  const blocker = whyNotWritable(path);
+  return blocker === null ? null : `this user cannot write the file (${blocker})`;
+}
+
 /** `doctor`: checks the file, schema, integrity, search indexes and permissions. */
 export function doctorCommand(): Command {
   return new Command("doctor")
@@ -320,8 +346,8 @@ export function doctorCommand(): Command {
             await repair(store);
             repaired = true;
           }
-          checks.push(...searchReportChecks(await store.verifySearchIndex()));
-          checks.push(cjkSideIndexCheck(store.stats().sideIndexes.cjk));
+          checks.push(...searchReportChecks(await store.verifySearchIndex(), true));
+          checks.push(cjkSideIndexCheck(store.stats().sideIndexes.cjk, neverBuilt(path, version)));
         }
       } finally {
         await store?.close();

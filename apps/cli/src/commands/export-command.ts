@@ -106,6 +106,7 @@ export function exportCommand(): Command {
           partial === undefined ? process.stdout : createWriteStream(partial, { mode: 0o600, flags: "wx" });
         const progress = createProgress(`exporting ${o.format}`);
         let count = 0;
+        let messages = 0;
         try {
           if (o.format === "jsonl") {
             // The store streams each session message by message: constant memory however long.
@@ -114,13 +115,24 @@ export function exportCommand(): Command {
             sink.end();
             await finished(sink);
             count = report.sessions;
+            messages = report.messages;
           } else {
             if (o.format === "json") await writeChunk(out, "[");
             // JSON and Markdown hold one session in memory at a time (JSONL not even that).
             for await (const session of store.exportStream(filter)) {
               if (o.format === "json") {
                 await writeChunk(out, `${count > 0 ? "," : ""}\n${JSON.stringify(session)}`);
-              } else await writeChunk(out, `${count > 0 ? "\n---\n\n" : ""}${sessionToMarkdown(session)}`);
+                messages += session.messages.length;
+              } else {
+                // A newer agent's file: the stream carries every row (superseded ones too);
+                // Markdown shows what the agent displays, in its order.
+                const shown = session.messages.filter((m) => m.view_state !== "superseded").length;
+                const md = session.messages.some((m) => "view_state" in m)
+                  ? await store.exportSessionMarkdown(session.id)
+                  : null;
+                await writeChunk(out, `${count > 0 ? "\n---\n\n" : ""}${md ?? sessionToMarkdown(session)}`);
+                messages += shown;
+              }
               count++;
               progress.update(count, Math.max(total, count));
             }
@@ -140,7 +152,9 @@ export function exportCommand(): Command {
         } finally {
           progress.finish();
         }
-        if (o.out !== undefined) process.stderr.write(`Exported ${count} session(s) to ${o.out}\n`);
+        if (o.out !== undefined) {
+          process.stderr.write(`Exported ${count} session(s) with ${messages} message(s) to ${o.out}\n`);
+        }
       });
     });
 }

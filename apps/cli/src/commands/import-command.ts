@@ -22,6 +22,8 @@ interface ImportOptions {
   onConflict: "skip" | "replace";
   skipInvalid?: boolean;
   detach?: boolean;
+  includeArchived?: boolean;
+  includeHidden?: boolean;
   json?: boolean;
 }
 
@@ -123,7 +125,26 @@ function describe(r: ImportReport): string {
   for (const d of r.detached)
     lines.push(`detached: line ${d.line}: ${d.id} imported without its missing parent`);
   for (const i of r.invalid) lines.push(`skipped: line ${i.line}: ${i.message}`);
+  const flagged = (reason: string) => r.skipped.filter((s) => s.reason === reason).length;
+  if (flagged("archived") > 0) {
+    lines.push(`skipped: ${flagged("archived")} archived session(s) (use --include-archived to import them)`);
+  }
+  if (flagged("hidden") > 0) {
+    lines.push(`skipped: ${flagged("hidden")} hidden session(s) (use --include-hidden to import them)`);
+  }
+  const leftOut = Object.entries(r.leftOut);
+  if (leftOut.length > 0) {
+    const parts = leftOut.map(([field, n]) => leftOutPhrase(field, n));
+    lines.push(`left out (this database cannot hold them): ${parts.join(", ")}`);
+  }
   return lines.join("\n");
+}
+
+/** One entry of `ImportReport.leftOut` in words: "4 superseded message(s)", "pinned on 2 session(s)". */
+function leftOutPhrase(field: string, n: number): string {
+  if (field === "messages.superseded") return `${n} superseded (rewound or replaced) message(s)`;
+  const [table, name] = field.split(".");
+  return `${name} on ${n} ${table === "sessions" ? "session(s)" : "message(s)"}`;
 }
 
 /** `import`: reads a JSONL export into the database; validated and idempotent. */
@@ -138,6 +159,8 @@ export function importCommand(): Command {
     )
     .option("--skip-invalid", "import the valid lines and list the bad ones (default: reject the file)")
     .option("--detach", "import sessions whose parent is missing, without the link")
+    .option("--include-archived", "also import sessions the export flags archived (skipped by default)")
+    .option("--include-hidden", "also import sessions the export flags hidden (skipped by default)")
     .option("--json", "print the import report as JSON")
     .action(async (file: string, o: ImportOptions, cmd: Command) => {
       const g = globalOptions(cmd);
@@ -152,6 +175,8 @@ export function importCommand(): Command {
             onConflict: o.onConflict,
             onInvalid: o.skipInvalid ? "skip" : "abort",
             missingParent: o.detach ? "detach" : "reject",
+            includeArchived: o.includeArchived === true,
+            includeHidden: o.includeHidden === true,
           }),
         );
       } catch (error) {

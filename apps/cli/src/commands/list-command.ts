@@ -5,6 +5,7 @@ import { openForReading, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
 import { parseCount } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
+import { sessionMarks } from "../render/session-marks.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine } from "../render/text-width.js";
@@ -83,7 +84,12 @@ async function rowName(store: SessionStore, row: ListRow): Promise<string> {
   return (await readSessionName(store, root)) ?? sessionDisplayName(row);
 }
 
-/** `list`: sessions newest first, with name, source, model, times, counts and preview. */
+/** The name, then the session's marks (`[pinned]`, `[archived]`, …) of a newer agent's file. */
+function nameWithMarks(name: string, r: ListRow): string {
+  return [name, ...sessionMarks(r).map((m) => `[${m}]`)].join(" ");
+}
+
+/** `list`: sessions newest first, with name and marks, source, model, times, counts and preview. */
 export function listCommand(): Command {
   const command = withSourceOptions(
     new Command("list")
@@ -131,7 +137,7 @@ export function listCommand(): Command {
             const name = await rowName(store, r);
             return [
               r.id,
-              name,
+              nameWithMarks(name, r),
               r.source,
               r.model ?? "",
               formatTime(r.started_at),

@@ -1,5 +1,5 @@
 import { realpathSync } from "node:fs";
-import type { PortableSession, SessionStore } from "@hermes/core";
+import { type PortableSession, type SessionStore, SOURCE_SCHEMA_META_KEY } from "@hermes/core";
 import { Command } from "commander";
 import { CliError, usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
@@ -26,6 +26,12 @@ interface MigrationSummary {
   sessionsUnchanged: number;
   messagesImported: number;
   conflicts: number;
+  /**
+   * What PostgreSQL could not hold, by field (`ImportReport.leftOut`); empty: it holds the
+   * flags, uids and view state of a newer agent's file, so archived and hidden sessions are
+   * copied and stay out of its listings.
+   */
+  leftOut: Record<string, number>;
   resumedFrom: number | null;
   /** Wall time of the copy and its rate (messages copied per second). */
   elapsedMs: number;
@@ -38,6 +44,18 @@ interface MigrationSummary {
  */
 function cursorKey(path: string): string {
   return `migrate_to_postgres:${realpathSync(path)}`;
+}
+
+/**
+ * Records the file's schema version in PostgreSQL (`SOURCE_SCHEMA_META_KEY`) unless a newer one
+ * is there: its JSONL exports name the version of the data it holds.
+ */
+async function noteSourceSchema(sqlite: SessionStore, pg: SessionStore): Promise<void> {
+  const version = (sqlite as { access?: { schemaVersion?: number | null } }).access?.schemaVersion;
+  if (typeof version !== "number") return;
+  const recorded = Number(await pg.getMeta(SOURCE_SCHEMA_META_KEY));
+  if (!(Number.isSafeInteger(recorded) && recorded >= version))
+    await pg.setMeta(SOURCE_SCHEMA_META_KEY, String(version));
 }
 
 /**
@@ -64,6 +82,7 @@ async function migrate(
     sessionsUnchanged: 0,
     messagesImported: 0,
     conflicts: 0,
+    leftOut: {},
     resumedFrom,
     elapsedMs: 0,
     messagesPerSecond: 0,
@@ -73,15 +92,23 @@ async function migrate(
   const { PostgresSessionStore } = await loadPostgres();
   const bulk = pg instanceof PostgresSessionStore ? pg : null;
   if (bulk !== null) await bulk.deferSearchIndexes();
+  await noteSourceSchema(sqlite, pg);
   let skipped = 0;
   if (since !== undefined) {
     // Sessions started before the cursor were copied by an earlier run.
     for (const row of await sqlite.usageStats({ groupBy: "source", until: since })) skipped += row.sessions;
   }
   const deferred: PortableSession[] = [];
+  // Archived and hidden sessions are copied with their flags: PostgreSQL lists them as the agent does.
+  const keepFlagged = { includeArchived: true, includeHidden: true } as const;
+  const addLeftOut = (leftOut: Record<string, number>) => {
+    for (const [field, n] of Object.entries(leftOut))
+      summary.leftOut[field] = (summary.leftOut[field] ?? 0) + n;
+  };
   const flush = async (chunk: PortableSession[]) => {
     if (chunk.length === 0) return;
-    const report = await pg.importSessions(chunk, { onInvalid: "skip" });
+    const report = await pg.importSessions(chunk, { onInvalid: "skip", ...keepFlagged });
+    addLeftOut(report.leftOut);
     summary.sessionsImported += report.sessionsImported;
     summary.sessionsUnchanged += report.sessionsUnchanged;
     summary.messagesImported += report.messagesImported;
@@ -108,7 +135,8 @@ async function migrate(
   }
   await flush(chunk);
   if (deferred.length > 0) {
-    const report = await pg.importSessions(deferred.splice(0), { onInvalid: "abort" });
+    const report = await pg.importSessions(deferred.splice(0), { onInvalid: "abort", ...keepFlagged });
+    addLeftOut(report.leftOut);
     summary.sessionsImported += report.sessionsImported;
     summary.sessionsUnchanged += report.sessionsUnchanged;
     summary.messagesImported += report.messagesImported;

@@ -8,9 +8,10 @@ import { formatCost, formatCount } from "../render/format-time.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
+import { type VisibilityOptions, visibilityOf, withVisibilityOptions } from "../visibility-options.js";
 import { printJson } from "../write-output.js";
 
-interface StatsOptions extends SourceOptions, OutputOptions {
+interface StatsOptions extends SourceOptions, VisibilityOptions, OutputOptions {
   by?: "source" | "model" | "day";
   since?: number;
   until?: number;
@@ -63,6 +64,7 @@ async function usage(store: SessionStore, o: StatsOptions): Promise<UsageStatsRo
     groupBy: o.by ?? "source",
     ...(o.since !== undefined ? { since: o.since } : {}),
     ...(o.until !== undefined ? { until: o.until } : {}),
+    ...visibilityOf(o),
   };
   const sources = await selectSources(store, o);
   if (sources === null) return store.usageStats(base);
@@ -85,7 +87,9 @@ const CSV_COLUMNS = ["group", ...NUMERIC, "estimated_cost_usd", "actual_cost_usd
 export function statsCommand(): Command {
   const command = withSourceOptions(
     new Command("stats")
-      .description("usage: sessions, messages, tokens and cost (total, or --by source|model|day)")
+      .description(
+        "usage of the sessions list shows: sessions, messages, tokens and cost (total, or --by source|model|day)",
+      )
       .addOption(
         new Option("--by <group>", "one row per source, model or UTC day").choices([
           "source",
@@ -100,6 +104,7 @@ export function statsCommand(): Command {
       parseSince("--since"),
     )
     .option("--until <date>", "only sessions started before a date", parseSince("--until"));
+  withVisibilityOptions(command);
   return withOutputOptions(command, "rows").action(async (o: StatsOptions, cmd: Command) => {
     const g = globalOptions(cmd);
     const format = outputFormat(o);

@@ -2,6 +2,7 @@ import { sessionDisplayName } from "@hermes/core";
 import { useState } from "preact/hooks";
 import { api, type LineageNode, type ListedSession } from "../api.js";
 import { ago, countOf, formatTime, isoTime, LIVE_WINDOW_SECONDS } from "../format.js";
+import { SessionMarks } from "./session-marks.js";
 
 const LINK_LABEL: Record<string, string> = {
   compression: "compressed into",
@@ -37,6 +38,7 @@ export function SessionItem({ row }: { row: ListedSession }) {
           {label}
         </a>
         {state ? <span class={`badge ${state}`}>{state}</span> : null}
+        <SessionMarks session={row} />
       </div>
       <div class="session-meta dim">
         <span>{row.source}</span>

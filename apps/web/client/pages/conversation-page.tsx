@@ -1,4 +1,5 @@
 import { sessionDisplayName } from "@hermes/core";
+import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useRoute } from "preact-iso";
 import { ApiError, api, type Lineage, type MessageRow, type SessionRow, WRITABLE } from "../api.js";
@@ -7,6 +8,7 @@ import { ErrorNote } from "../components/error-note.js";
 import { LineageGraph } from "../components/lineage-graph.js";
 import { MessageView } from "../components/message-view.js";
 import { NotFound } from "../components/not-found.js";
+import { SessionMarks } from "../components/session-marks.js";
 import { formatNumber, formatTime, formatUsd } from "../format.js";
 import { useLiveChanges } from "../live.js";
 import { useDocumentTitle } from "../use-document-title.js";
@@ -21,13 +23,22 @@ interface Window {
   after: number;
 }
 
-function Figures({ s }: { s: SessionRow }) {
+/**
+ * The message count: a newer agent's counter holds the rows in its context (active rows only),
+ * while the page also shows the rows a compaction summarized; when `shown` differs, both, named.
+ */
+function messagesFigure(s: SessionRow, shown: number | null): string {
+  if (shown === null || shown === s.message_count || !("archived" in s)) return formatNumber(s.message_count);
+  return `${formatNumber(s.message_count)} in the agent's context, ${formatNumber(shown)} shown`;
+}
+
+function Figures({ s, shown }: { s: SessionRow; shown: number | null }) {
   const items: Array<[string, string]> = [
     ["Source", s.source],
     ["Model", s.model ?? "—"],
     ["Started", formatTime(s.started_at)],
     ["Ended", s.ended_at === null ? "not ended" : `${formatTime(s.ended_at)} (${s.end_reason ?? "?"})`],
-    ["Messages", formatNumber(s.message_count)],
+    ["Messages", messagesFigure(s, shown)],
     ["Tool calls", formatNumber(s.tool_call_count)],
     ["API calls", formatNumber(s.api_call_count)],
     ["Input tokens", formatNumber(s.input_tokens)],
@@ -122,11 +133,54 @@ function SessionActions({
   );
 }
 
+/** The stable id a link's `#m-<uid>` names, or `undefined`. */
+function uidOfHash(): string | undefined {
+  const m = /^#m-([0-9a-zA-Z_-]{1,64})$/.exec(window.location.hash);
+  return m?.[1];
+}
+
+/**
+ * The row of each uid that carries its anchor in the shown rows: the active one, else the last
+ * (every copy of a logical message keeps its uid; the active one is its current version).
+ */
+function anchoredRows(rows: MessageRow[]): Set<number> {
+  const chosen = new Map<string, MessageRow>();
+  for (const m of rows) {
+    if (!m.message_uid) continue;
+    const prev = chosen.get(m.message_uid);
+    if (prev === undefined || prev.view_state !== "active") chosen.set(m.message_uid, m);
+  }
+  return new Set([...chosen.values()].map((m) => m.id));
+}
+
+/**
+ * The rows with, before each, whether it starts after a compaction point: the row after the
+ * last of the rows a compaction summarized (`view_state: "compacted"`), where the summary and
+ * the agent's context begin.
+ */
+function withCompactionPoints(rows: MessageRow[]): Array<{ m: MessageRow; point: boolean }> {
+  return rows.map((m, i) => ({
+    m,
+    point: i > 0 && rows[i - 1]?.view_state === "compacted" && m.view_state !== "compacted",
+  }));
+}
+
+function CompactionPoint({ summary }: { summary: boolean }) {
+  return (
+    <p class="compaction-point">
+      Compaction point: the messages above were summarized{summary ? " into the summary below" : ""}; the
+      agent's context starts here
+    </p>
+  );
+}
+
 /** One session: figures, lineage, export, and its messages a page at a time. */
 export function ConversationPage() {
   const { params, query } = useRoute();
+  const { url } = useLocation();
   const id = params.id ?? "";
-  const target = query.message ? Number(query.message) : undefined;
+  const [uid, setUid] = useState<string | undefined>(uidOfHash);
+  const byRowId = query.message ? Number(query.message) : undefined;
   const [session, setSession] = useState<SessionRow | null>(null);
   const [lineage, setLineage] = useState<Lineage | null>(null);
   const [preview, setPreview] = useState("");
@@ -150,7 +204,7 @@ export function ConversationPage() {
     }
   };
 
-  const reset = (p: { from?: "start" | "end"; around?: number }) =>
+  const reset = (p: { from?: "start" | "end"; around?: number; uid?: string }) =>
     load(async () => {
       const page = await api.messages(id, { ...p, limit: PAGE });
       setWin({ rows: page.messages, before: page.before, after: page.after });
@@ -166,12 +220,30 @@ export function ConversationPage() {
     else throw e;
   };
 
+  // A link `#m-<uid>` (a permalink, a search hit) names the message by its stable id.
+  useEffect(() => {
+    const onHash = () => setUid(uidOfHash());
+    onHash();
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, [url]);
+  const anchors = anchoredRows(win.rows);
+  const byUid =
+    uid === undefined ? undefined : win.rows.find((m) => m.message_uid === uid && anchors.has(m.id))?.id;
+  const target = byRowId ?? byUid;
+
   useEffect(() => {
     setSession(null);
     setMissing(false);
     void load(() => api.session(id).then(show, unlessMissing));
-    void reset(target !== undefined ? { around: target } : { from: follow ? "end" : "start" });
-  }, [id, target]);
+    void reset(
+      byRowId !== undefined
+        ? { around: byRowId }
+        : uid !== undefined
+          ? { uid }
+          : { from: follow ? "end" : "start" },
+    );
+  }, [id, byRowId, uid]);
 
   // Opened from a search hit: the hit is scrolled into view and focused.
   useEffect(() => {
@@ -240,8 +312,10 @@ export function ConversationPage() {
       {session ? (
         <header class="session-head">
           <h1 id="session-heading">{name}</h1>
-          <p class="dim mono">{session.id}</p>
-          <Figures s={session} />
+          <p class="dim">
+            <span class="mono">{session.id}</span> <SessionMarks session={session} />
+          </p>
+          <Figures s={session} shown={loading && win.rows.length === 0 ? null : total} />
           <div class="actions">
             <a class="button" href={api.exportUrl(session.id, "jsonl")} download>
               Export JSONL
@@ -280,8 +354,11 @@ export function ConversationPage() {
         </span>
       </nav>
       <div class="messages">
-        {win.rows.map((m) => (
-          <MessageView key={m.id} message={m} highlighted={m.id === target} />
+        {withCompactionPoints(win.rows).map(({ m, point }) => (
+          <Fragment key={m.id}>
+            {point ? <CompactionPoint summary={m.compressed_summary === true} /> : null}
+            <MessageView message={m} highlighted={m.id === target} anchor={anchors.has(m.id)} />
+          </Fragment>
         ))}
       </div>
       <nav class="pager" aria-label="More messages">

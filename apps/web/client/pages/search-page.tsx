@@ -4,6 +4,7 @@ import { useLocation } from "preact-iso";
 import { api, type SearchHit } from "../api.js";
 import { ChoiceSelect } from "../components/choice-select.js";
 import { ErrorNote } from "../components/error-note.js";
+import { messageLink } from "../components/message-view.js";
 import { onListKeys } from "../components/session-item.js";
 import { formatTime, isoTime } from "../format.js";
 import { useDocumentTitle } from "../use-document-title.js";
@@ -123,7 +124,7 @@ export function SearchPage() {
       <ol class="hits" aria-label="Search results" aria-busy={loading} onKeyDown={onListKeys}>
         {hits.map((hit) => (
           <li key={hit.id} class="hit-item">
-            <a class="row-link" href={`/session/${encodeURIComponent(hit.session_id)}?message=${hit.id}`}>
+            <a class="row-link" href={messageLink(hit.session_id, hit)}>
               {names[hit.session_id] ?? UNTITLED_SESSION}
             </a>
             <div class="dim">

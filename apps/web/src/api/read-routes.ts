@@ -9,6 +9,7 @@ import type {
   UsageAnswer,
 } from "./api-answers.js";
 import { badRequest, notFound } from "./api-error.js";
+import { currentRowOfUid } from "./message-by-uid.js";
 import { int, list, text, time } from "./query-params.js";
 
 const USAGE_GROUPS = ["day", "model", "source"] as const;
@@ -32,7 +33,8 @@ async function namesOf(
 export function readRoutes(store: SessionStore): Hono {
   const api = new Hono();
 
-  // What the filters offer: every source and model with sessions.
+  // What the filters offer: every source and model of the sessions the list shows (a newer
+  // agent's archived and hidden sessions are not listed, so their sources are not offered).
   api.get("/filters", async (c) => {
     const [sources, models] = await Promise.all([
       store.usageStats({ groupBy: "source" }),
@@ -80,8 +82,13 @@ export function readRoutes(store: SessionStore): Hono {
     const from = text(c, "from");
     if (from !== undefined && from !== "start" && from !== "end")
       throw badRequest("from must be start or end");
+    // `uid`: the page around the current version of a message, by its stable id (a link `#m-<uid>`).
+    const uid = text(c, "uid", 64);
+    const at = uid === undefined ? undefined : await currentRowOfUid(store, c.req.param("id"), uid);
+    if (at === null) throw notFound(`No message ${uid} in session ${c.req.param("id")}`);
     const page = await store.getMessagePage(c.req.param("id"), {
       limit,
+      ...(at !== undefined ? { aroundId: at } : {}),
       ...(after !== undefined ? { afterId: after } : {}),
       ...(before !== undefined ? { beforeId: before } : {}),
       ...(around !== undefined ? { aroundId: around } : {}),

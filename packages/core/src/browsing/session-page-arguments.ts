@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from "../errors/hermes-store-error.js";
 import { previewOf } from "../listing/preview.js";
+import { toSessionViewFields } from "../read-model/session-view-fields.js";
 import { escapeLike } from "../sessions/escape-like.js";
 import type { SessionRow } from "../types.js";
 import {
@@ -124,6 +125,7 @@ export function finishSessionPage(rows: SessionPageRow[], limit: number): Sessio
   for (const row of sessions) {
     row.preview = previewOf(row.preview);
     row.chain_open = Boolean(row.chain_open);
+    toSessionViewFields(row);
   }
   const last = sessions[sessions.length - 1];
   return { sessions, nextCursor: more && last !== undefined ? sessionPageCursor(last) : null };

@@ -197,11 +197,15 @@ export class SchemaNewerError extends HermesStoreError {
   readonly fileVersion: number;
   /** The schema version this store writes. */
   readonly supportedVersion: number;
-  constructor(path: string, fileVersion: number, supportedVersion: number, action: string) {
+  /**
+   * `operation`: what was refused, in the user's words (`Setting a title`, `A writable open`);
+   * the message reads "Setting a title is refused: … Nothing was written."
+   */
+  constructor(path: string, fileVersion: number, supportedVersion: number, operation: string) {
     super(
       "SCHEMA_NEWER",
-      `${path} has schema version ${fileVersion}, newer than version ${supportedVersion} that this store writes: ` +
-        `${action}. It belongs to a newer Hermes Agent; read it, or write through that agent.`,
+      `${operation} is refused: ${path} has schema version ${fileVersion}, newer than version ${supportedVersion} that this store writes; ` +
+        "it belongs to a newer Hermes Agent, whose gateway is its only writer. Nothing was written; read it here, or write through that agent.",
     );
     this.name = "SchemaNewerError";
     this.path = path;

@@ -13,6 +13,7 @@ import {
   type SessionRow,
   type SessionWithLastActive,
   TIP_FIELDS,
+  toSessionViewFields,
 } from "@hermes/core";
 import type { HermesDatabase } from "@hermes/schema";
 import { type Kysely, sql } from "kysely";
@@ -94,12 +95,13 @@ export function searchSessions(ctx: StoreContext, o?: SearchSessionsOptions): Se
   };
   if (source) {
     const q = flags === null ? searchSourceQ : searchSourceFlaggedQ;
-    return ctx.conn.allOf<SessionWithLastActive, PageArgs & { source: string }>(q, { ...page, source });
+    return ctx.conn
+      .allOf<SessionWithLastActive, PageArgs & { source: string }>(q, { ...page, source })
+      .map(toSessionViewFields);
   }
-  return ctx.conn.allOf<SessionWithLastActive, PageArgs>(
-    flags === null ? searchAllQ : searchAllFlaggedQ,
-    page,
-  );
+  return ctx.conn
+    .allOf<SessionWithLastActive, PageArgs>(flags === null ? searchAllQ : searchAllFlaggedQ, page)
+    .map(toSessionViewFields);
 }
 
 // First user message with content, by (timestamp, id), CR/LF turned into spaces and cut to
@@ -163,7 +165,7 @@ const richRowQ = compileQuery<{ id: string }>((db) => richSelect(db).where("s.id
 
 function finishRich(row: RawRichRow): RichSessionRow {
   (row as RichSessionRow).preview = previewOf(row.preview);
-  return row as RichSessionRow;
+  return toSessionViewFields(row as RichSessionRow);
 }
 
 /**
@@ -216,7 +218,7 @@ export function listSessionsRich(ctx: StoreContext, o?: ListSessionsRichOptions)
     const merged: Record<string, unknown> = { ...row };
     for (const key of TIP_FIELDS) merged[key] = tip[key];
     merged._lineage_root_id = row.id;
-    return merged as RichSessionRow;
+    return merged as unknown as RichSessionRow;
   });
 }
 
