@@ -28,10 +28,19 @@ interface FileId {
 function fileIds(path: string): FileId[] {
   const ids: FileId[] = [];
   for (const file of sqliteFiles(path)) {
-    const st = statSync(file, { bigint: true, throwIfNoEntry: false });
+    const st = statQuietly(file);
     if (st?.isFile()) ids.push({ file, dev: st.dev, ino: st.ino });
   }
   return ids;
+}
+
+/** `stat` that answers `undefined` for a path it may not see (gone, another user's, not permitted). */
+function statQuietly(path: string) {
+  try {
+    return statSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
 }
 
 function commandOf(pid: number): string | null {
@@ -63,7 +72,7 @@ function descriptorHolders(ids: readonly FileId[]): FileHolder[] | null {
       continue; // another user's process, or gone
     }
     for (const fd of fds) {
-      const st = statSync(`/proc/${pid}/fd/${fd}`, { bigint: true, throwIfNoEntry: false });
+      const st = statQuietly(`/proc/${pid}/fd/${fd}`);
       const id = st === undefined ? undefined : ids.find((i) => i.ino === st.ino && i.dev === st.dev);
       if (id !== undefined) {
         found.push({
@@ -173,7 +182,7 @@ export function thisProcessHolds(path: string): boolean | null {
     return null;
   }
   return fds.some((fd) => {
-    const st = statSync(`/proc/self/fd/${fd}`, { bigint: true, throwIfNoEntry: false });
+    const st = statQuietly(`/proc/self/fd/${fd}`);
     return st !== undefined && ids.some((i) => i.ino === st.ino && i.dev === st.dev);
   });
 }
