@@ -2,6 +2,7 @@
 // file, and its integrity and FTS checks, never block the caller's event loop.
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
+import { lowerBackgroundThreadPriority } from "../background-thread-priority.js";
 import { sqliteCode } from "../sqlite-errors.js";
 import { checkSnapshot } from "./check-snapshot.js";
 import type { BackupTask, BackupTaskReply } from "./run-backup-task.js";
@@ -18,6 +19,9 @@ const task = workerData as BackupTask;
 async function snapshot(source: string, dest: string, busyTimeoutMs: number): Promise<void> {
   const db = new Database(source, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
   try {
+    // In WAL mode nobody waits for the copy, so it yields the CPU to the agent; in rollback-journal
+    // mode writers wait for its read lock, so it runs at full speed and is lowered afterwards.
+    if (db.pragma("journal_mode", { simple: true }) === "wal") lowerBackgroundThreadPriority();
     await db.backup(dest, { progress: () => 0x7fffffff });
   } finally {
     db.close();
@@ -29,6 +33,8 @@ async function run(): Promise<BackupTaskReply> {
     const t0 = performance.now();
     if (task.kind === "snapshot") await snapshot(task.source, task.dest, task.busyTimeoutMs);
     const snapshotMs = performance.now() - t0;
+    // The checks read our own copy only: nothing waits for them but the caller.
+    lowerBackgroundThreadPriority();
     const check = checkSnapshot(task.kind === "snapshot" ? task.dest : task.path);
     return { ok: true, check, snapshotMs, checkMs: performance.now() - t0 - snapshotMs };
   } catch (error) {
