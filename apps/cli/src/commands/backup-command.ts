@@ -3,7 +3,7 @@ import { Command } from "commander";
 import { backupFolder } from "../backup-folder.js";
 import { usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
-import { locateDatabase, requireExisting } from "../open-database.js";
+import { isPostgresUrl, locateDatabase, requireExisting } from "../open-database.js";
 import { parseCount } from "../parse-options.js";
 import { formatBytes, formatCount } from "../render/format-time.js";
 import { withProgress } from "../render/progress.js";
@@ -29,6 +29,8 @@ export function backupCommand(): Command {
       if (o.level !== undefined && (o.level < 1 || o.level > 9))
         throw usageError("--level must be from 1 to 9");
       const location = locateDatabase(globalOptions(cmd));
+      if (isPostgresUrl(location.path))
+        throw usageError("backup works on a SQLite file, not on a PostgreSQL --db");
       requireExisting(location);
       const result = await withProgress("backup", (onProgress) =>
         backupTo(backupFolder(o, location.path), {

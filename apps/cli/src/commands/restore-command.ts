@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import { resolveStatePath, restoreFrom } from "@hermes/store";
 import { Command } from "commander";
-import { CliError } from "../cli-error.js";
+import { CliError, usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
+import { isPostgresUrl } from "../open-database.js";
 import { withProgress } from "../render/progress.js";
 import { printJson } from "../write-output.js";
 
@@ -20,6 +21,7 @@ export function restoreCommand(): Command {
     .action(async (archive: string, o: { json?: boolean }, cmd: Command) => {
       if (!existsSync(archive)) throw new CliError(`No archive at ${archive}`);
       const target = globalOptions(cmd).db ?? resolveStatePath();
+      if (isPostgresUrl(target)) throw usageError("restore works on a SQLite file, not on a PostgreSQL --db");
       const result = await withProgress("restore", (onProgress) =>
         restoreFrom(archive, {
           target,
