@@ -1,6 +1,7 @@
 import { createHash, type Hash } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
-import { Transform } from "node:stream";
+import { createReadStream } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
+import { Transform, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip, createGzip } from "node:zlib";
 
@@ -16,6 +17,57 @@ function tap(hash: Hash, onBytes?: (bytes: number) => void): Transform & { bytes
   }) as Transform & { bytes: number };
   t.bytes = 0;
   return t;
+}
+
+/** Bytes written between two flushes of an output to disk. */
+const SYNC_EVERY_BYTES = 2 << 20;
+
+/**
+ * A file written 0600 and flushed to disk every {@link SYNC_EVERY_BYTES} and at the end. One
+ * fsync of a whole archive at the end makes the agent's own fsyncs wait behind it (ext4 commits
+ * other files' new data with its journal). Measured under one reference writer appending every
+ * 10 ms to the 40,000-message file (load average 12): the writer's largest stall during a backup
+ * was 148 ms with one fsync at the end, 32–231 ms with a flush every 8 MiB, 59–77 ms every 2 MiB.
+ */
+function syncedFile(path: string): Writable {
+  let handle: FileHandle | undefined;
+  let unsynced = 0;
+  return new Writable({
+    async construct(done) {
+      try {
+        handle = await open(path, "w", 0o600);
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+    async write(chunk: Buffer, _enc, done) {
+      try {
+        const file = handle as FileHandle;
+        for (let at = 0; at < chunk.length; ) at += (await file.write(chunk, at)).bytesWritten;
+        unsynced += chunk.length;
+        if (unsynced >= SYNC_EVERY_BYTES) {
+          unsynced = 0;
+          await file.datasync();
+        }
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+    async final(done) {
+      try {
+        await handle?.sync();
+        done();
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+    async destroy(error, done) {
+      await handle?.close().catch(() => {});
+      done(error);
+    },
+  });
 }
 
 /** The two sides of a compression: the plain bytes and the archive's, each with its sha256. */
@@ -45,7 +97,7 @@ async function transcode(
     before,
     codec,
     after,
-    createWriteStream(output, { mode: 0o600, flush: true }),
+    syncedFile(output),
   );
   return {
     inBytes: before.bytes,
