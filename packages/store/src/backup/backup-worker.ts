@@ -19,9 +19,8 @@ const task = workerData as BackupTask;
 async function snapshot(source: string, dest: string, busyTimeoutMs: number): Promise<void> {
   const db = new Database(source, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
   try {
-    // In WAL mode nobody waits for the copy, so it yields the CPU to the agent; in rollback-journal
-    // mode writers wait for its read lock, so it runs at full speed and is lowered afterwards.
-    if (db.pragma("journal_mode", { simple: true }) === "wal") lowerBackgroundThreadPriority();
+    // Full priority for the copy: in rollback-journal mode the agent's commits wait for its read
+    // lock, and in WAL mode the WAL cannot be checkpointed past it. The checks come after, lowered.
     await db.backup(dest, { progress: () => 0x7fffffff });
   } finally {
     db.close();
