@@ -1,3 +1,4 @@
+import { basename } from "node:path";
 import { listBackups } from "@hermes/store";
 import { Command } from "commander";
 import { backupFolder } from "../backup-folder.js";
@@ -36,7 +37,7 @@ export function backupListCommand(): Command {
           { header: "STATUS", maxWidth: 60, minWidth: 8 },
         ],
         entries.map((e) => [
-          e.archive.slice(folder.length).replace(/^\/+/, ""),
+          basename(e.archive),
           e.manifest ? formatTime(Date.parse(e.manifest.createdAt) / 1000) : "",
           e.manifest?.schemaVersion == null ? "" : `v${e.manifest.schemaVersion}`,
           formatCount(e.manifest?.counts.sessions),
