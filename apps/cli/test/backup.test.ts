@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { cli, copyOfSample, fingerprint } from "./helpers/cli.js";
+import { cli, cliInPty, copyOfSample, fingerprint } from "./helpers/cli.js";
 
 describe("hermes-sessions backup / restore", () => {
   it("backs up beside the database, lists, verifies and restores", () => {
@@ -89,6 +89,16 @@ describe("hermes-sessions backup / restore", () => {
     } finally {
       holder.kill();
     }
+  });
+
+  it("draws a progress bar on a terminal, and none when piped", () => {
+    const db = copyOfSample();
+    const tty = cliInPty(["--db", db, "backup"]);
+    expect(tty.code).toBe(0);
+    expect(tty.stdout).toMatch(/backup \[[#-]+\] \d+% \d+\/\d+ (snapshot|check|compress)/);
+    const piped = cli(["--db", db, "backup"]);
+    expect(piped.stderr).toBe("");
+    expect(piped.stdout).toMatch(/^Backed up /);
   });
 
   it("bad usage exits 2", () => {
