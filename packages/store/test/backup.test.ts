@@ -23,41 +23,51 @@ import { copyOfFixture, SAMPLE_DB, tempDir, V30_SAMPLE_DB, V31_SAMPLE_DB } from 
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
 
 describe.each([
-  ["v11", SAMPLE_DB, 11, 13, 109],
-  ["v30", V30_SAMPLE_DB, 30, 15, 117],
-  ["v31", V31_SAMPLE_DB, 31, 15, 118],
-])("backup and restore of the %s fixture", (_name, fixture, version, sessions, messages) => {
-  it("restores a file whose logical content equals the source, and leaves the source as it was", async () => {
-    const source = copyOfFixture(fixture, 0o600);
-    const before = fileState(source);
-    const dir = join(tempDir(), "backups");
-    const { archive, manifest } = await backupTo(dir, { source });
+  ["v11", SAMPLE_DB, 11, 13, 109, 0, "wal"],
+  ["v30", V30_SAMPLE_DB, 30, 15, 117, 1697639444, "delete"],
+  ["v31", V31_SAMPLE_DB, 31, 15, 118, 1697639444, "delete"],
+])(
+  "backup and restore of the %s fixture",
+  (_name, fixture, version, sessions, messages, applicationId, journalMode) => {
+    it("restores a file whose logical content equals the source, and leaves the source as it was", async () => {
+      const source = copyOfFixture(fixture, 0o600);
+      const before = fileState(source);
+      const dir = join(tempDir(), "backups");
+      const { archive, manifest } = await backupTo(dir, { source });
 
-    expect(fileState(source)).toEqual(before);
-    expect(manifest).toMatchObject({
-      schemaVersion: version,
-      counts: { sessions, messages },
-      source: { path: source },
-      snapshot: { integrity: "ok" },
+      expect(fileState(source)).toEqual(before);
+      expect(manifest).toMatchObject({
+        schemaVersion: version,
+        counts: { sessions, messages },
+        source: { path: source, applicationId, journalMode },
+        snapshot: { integrity: "ok" },
+      });
+      expect(manifest.snapshot.fts.map((f) => f.result)).toEqual(["ok", "ok"]);
+      // The agent's generation stamp, where the file has one (v30 and later).
+      expect(manifest.source.generation).toEqual(
+        version >= 30 ? expect.stringMatching(/^[0-9a-f]{32}$/) : null,
+      );
+      expect(manifest.snapshot.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(mode(dir)).toBe("700");
+      expect(mode(archive)).toBe("600");
+      expect(readdirSync(dir).sort()).toEqual([
+        archive.slice(dir.length + 1),
+        archive.slice(dir.length + 1).replace(/\.db\.gz$/, ".manifest.json"),
+      ]);
+
+      const target = join(tempDir(), "restored", "state.db");
+      const result = await restoreFrom(archive, { target });
+      expect(result.previous).toBeNull();
+      expect(readdirSync(join(target, ".."))).toEqual(["state.db"]);
+      expect(mode(target)).toBe("600");
+      expect(mode(join(target, ".."))).toBe("700");
+      expect(logicalContent(target)).toEqual(logicalContent(source));
+      // The header's journal mode (bytes 18/19) is the source's: a WAL file stays WAL, a
+      // rollback-journal one stays rollback-journal, as the agent expects.
+      expect([...readFileSync(target).subarray(18, 20)]).toEqual([...readFileSync(source).subarray(18, 20)]);
     });
-    expect(manifest.snapshot.fts.map((f) => f.result)).toEqual(["ok", "ok"]);
-    expect(manifest.snapshot.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(mode(dir)).toBe("700");
-    expect(mode(archive)).toBe("600");
-    expect(readdirSync(dir).sort()).toEqual([
-      archive.slice(dir.length + 1),
-      archive.slice(dir.length + 1).replace(/\.db\.gz$/, ".manifest.json"),
-    ]);
-
-    const target = join(tempDir(), "restored", "state.db");
-    const result = await restoreFrom(archive, { target });
-    expect(result.previous).toBeNull();
-    expect(readdirSync(join(target, ".."))).toEqual(["state.db"]);
-    expect(mode(target)).toBe("600");
-    expect(mode(join(target, ".."))).toBe("700");
-    expect(logicalContent(target)).toEqual(logicalContent(source));
-  });
-});
+  },
+);
 
 describe("backup of a live WAL file", () => {
   it("takes the commits still in the -wal, creates nothing beside the source, and the store opens the restored file", async () => {
