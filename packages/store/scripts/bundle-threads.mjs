@@ -10,6 +10,7 @@ const entries = {
   "writer-worker": "write/writer-worker.js",
   "checkpoint-worker": "write/checkpoint-worker.js",
   "cjk-build-worker": "side-index/cjk-build-worker.js",
+  "backup-worker": "backup/backup-worker.js",
 };
 
 await build({

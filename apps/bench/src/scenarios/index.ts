@@ -1,5 +1,6 @@
 import type { Scenario } from "../scenario.js";
 import { appendScenario } from "./append.js";
+import { backupScenario } from "./backup.js";
 import { changeFeedScenario } from "./change-feed.js";
 import { cjkBuildScenario } from "./cjk-build.js";
 import { contentionScenario } from "./contention.js";
@@ -26,6 +27,7 @@ export const SCENARIOS: readonly Scenario[] = [
   cjkBuildScenario,
   readsScenario,
   exportScenario,
+  backupScenario,
   forkScenario,
   migrateScenario,
   postgresScenario,

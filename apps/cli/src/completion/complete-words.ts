@@ -14,7 +14,7 @@ export const FILES = ":files";
 /** Commands whose first argument is a session (id, prefix or title). */
 const SESSION_COMMANDS = new Set(["show", "export", "fork", "title", "delete", "follow"]);
 /** Options whose value is a file. */
-const FILE_OPTIONS = new Set(["--db", "--out", "--from"]);
+const FILE_OPTIONS = new Set(["--db", "--out", "--from", "--to"]);
 
 function optionFor(commands: readonly Command[], word: string): Option | undefined {
   for (const c of commands) {
@@ -51,7 +51,12 @@ export function completeWords(program: Command, words: readonly string[]): Compl
     if (command === undefined) {
       command = program.commands.find((c) => c.name() === w || c.aliases().includes(w));
       if (command === undefined) return [];
-    } else positionals.push(w);
+    } else {
+      // A command's own subcommands (`backup list`, `backup verify`) before any argument.
+      const sub = positionals.length === 0 ? command.commands.find((c) => c.name() === w) : undefined;
+      if (sub !== undefined) command = sub;
+      else positionals.push(w);
+    }
   }
   const scopes = command === undefined ? [program] : [command, program];
   const previous = before.at(-1);
@@ -71,11 +76,16 @@ export function completeWords(program: Command, words: readonly string[]): Compl
       .filter((c) => !(c as Command & { _hidden?: boolean })._hidden && c.name().startsWith(current))
       .map((c) => ({ value: c.name(), description: c.description() }));
   }
+  if (command.commands.length > 0 && positionals.length === 0) {
+    return command.commands
+      .filter((c) => c.name().startsWith(current))
+      .map((c) => ({ value: c.name(), description: c.description() }));
+  }
   const argument = command.registeredArguments[positionals.length];
   if (argument?.argChoices !== undefined) {
     return argument.argChoices.filter((c) => c.startsWith(current)).map((value) => ({ value }));
   }
-  if (command.name() === "import" && positionals.length === 0) return FILES;
+  if (["import", "restore", "verify"].includes(command.name()) && positionals.length === 0) return FILES;
   if (SESSION_COMMANDS.has(command.name()) && positionals.length === 0) {
     const path = locateDatabase({ ...(db !== undefined ? { db } : {}) }).path;
     return knownSessions(path)

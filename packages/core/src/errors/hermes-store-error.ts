@@ -19,6 +19,8 @@
  * - `SCHEMA_NEWER`: a write on a database written by a newer schema than this store writes (a newer
  *   Hermes Agent's file); the store reads it and never writes it (`SchemaNewerError`).
  * - `ABORTED`: the caller aborted the operation through its `signal` (`AbortedError`).
+ * - `ARCHIVE_INVALID`: a backup archive that is missing, damaged or fails its checks (SQLite adapter).
+ * - `TARGET_IN_USE`: a restore refused because a process holds the file it would replace.
  */
 export type HermesStoreErrorCode =
   | "TITLE_TOO_LONG"
@@ -35,7 +37,9 @@ export type HermesStoreErrorCode =
   | "UNSAFE_PATH"
   | "IMPORT_INVALID"
   | "UNSUPPORTED_SQLITE"
-  | "BACKEND_ERROR";
+  | "BACKEND_ERROR"
+  | "ARCHIVE_INVALID"
+  | "TARGET_IN_USE";
 
 /**
  * Base class of every error a session store raises on purpose.
