@@ -5,6 +5,7 @@ import type { SqliteStoreStats } from "@hermes/core";
 import { openSessionStore, type SessionStore } from "@hermes/store";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { seedMessages } from "./helpers/seed-messages.js";
 import { tempDir } from "./helpers/temp-dir.js";
 
 // While the short-CJK index is being built, the caller's thread never waits for the write lock
@@ -19,19 +20,10 @@ let seed: string;
 beforeAll(async () => {
   seedDir = mkdtempSync(join(tmpdir(), "hermes-cjk-caller-"));
   seed = join(seedDir, "state.db");
-  const store = await openSessionStore({ path: seed });
-  await store.createSession({ id: "s", source: "cli" });
-  await store.close();
-  const raw = new Database(seed);
-  const add = raw.prepare(
-    "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s', 'user', ?, ?)",
+  const contents = Array.from({ length: MESSAGES }, (_, i) =>
+    (i + 1) % 5 === 0 ? `去桂林 ${i + 1}` : `message ${i + 1}`,
   );
-  raw.transaction(() => {
-    for (let i = 1; i <= MESSAGES; i++)
-      add.run(i % 5 === 0 ? `去桂林 ${i}` : `message ${i}`, 1_800_000_000 + i);
-  })();
-  raw.pragma("wal_checkpoint(TRUNCATE)");
-  raw.close();
+  await seedMessages(seed, contents);
 });
 afterAll(() => rmSync(seedDir, { recursive: true, force: true }));
 
