@@ -3,6 +3,7 @@ import { FTS_TABLE } from "./fts-ddl.js";
 import { parseFtsQuery } from "./query/compile-fts-query.js";
 import { planSearch } from "./query/plan-search.js";
 import { queryTerms } from "./query/query-ast.js";
+import { recentCache } from "./recent-cache.js";
 
 /** Runs of letters and digits: the words unicode61 would index (close enough to bound a cost). */
 const WORD_RE = /[\p{L}\p{N}]+/gu;
@@ -23,20 +24,28 @@ const COUNT_SQL = `SELECT count(*) AS n FROM (SELECT rowid FROM ${FTS_TABLE} WHE
  * (the store routes searches by it: `reads/read-router.ts`).
  */
 export function ftsMatchBound(db: SqlExecutor, query: string, cap: number): number | null {
+  const words = boundWords(query);
+  if (words === null) return null;
+  if (words === "prefix") return cap + 1;
+  let total = 0;
+  for (const word of words) {
+    const row = db.get<{ n: number }>(COUNT_SQL, [word, cap + 1 - total]);
+    total += row?.n ?? 0;
+    if (total > cap) return cap + 1;
+  }
+  return total;
+}
+
+/**
+ * The words {@link ftsMatchBound} counts, each as an FTS5 string; `"prefix"` for a query with a
+ * prefix term (FTS5 merges every word it stands for before the first row: no cheap count).
+ */
+const boundWords = recentCache(64, (query): readonly string[] | "prefix" | null => {
   const plan = planSearch(query);
   if (plan.kind !== "ranked" || plan.index !== FTS_TABLE) return null;
   const tree = parseFtsQuery(query);
   if (tree === null) return null;
   const terms = queryTerms(tree);
-  // FTS5 merges every word a prefix stands for before it returns a row: no cheap count.
-  if (terms.some((t) => t.prefix)) return cap + 1;
-  let total = 0;
-  for (const term of terms) {
-    for (const word of term.text.match(WORD_RE) ?? []) {
-      const row = db.get<{ n: number }>(COUNT_SQL, [`"${word}"`, cap + 1 - total]);
-      total += row?.n ?? 0;
-      if (total > cap) return cap + 1;
-    }
-  }
-  return total;
-}
+  if (terms.some((t) => t.prefix)) return "prefix";
+  return terms.flatMap((t) => (t.text.match(WORD_RE) ?? []).map((w) => `"${w}"`));
+});
