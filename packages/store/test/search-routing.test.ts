@@ -44,6 +44,17 @@ describe("search routing with a read pool", () => {
     expect(pool.served).toBe(before + 2);
   });
 
+  it("before any worker, the first dear search runs here and starts none (a command's); the next starts one and waits for it", async () => {
+    const store = await open(await seeded(), 1);
+    const pool = store.readPool!;
+    expect(await store.searchMessages("common", { limit: 5 })).toHaveLength(5);
+    expect(pool.served).toBe(0);
+    expect(pool.readyWorkers).toBe(0);
+    expect(await store.searchMessages("common", { limit: 6 })).toHaveLength(6);
+    expect(pool.served).toBe(1);
+    expect(pool.readyWorkers).toBe(1);
+  });
+
   it("a scan of short CJK terms (their index being built) waits for a worker it starts, and answers as in-thread", async () => {
     const path = await seeded();
     const store = await open(path, 1);

@@ -19,8 +19,6 @@ export const CHEAP_SEARCH_ROWS = 256;
 /** Most hits (limit + offset) a search may ask for to count as cheap. */
 export const CHEAP_SEARCH_PAGE = 50;
 
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** What the router needs of its store. */
 export interface ReadRouterParts {
   readonly ctx: StoreContext;
@@ -42,6 +40,8 @@ export interface ReadRouterParts {
 export class ReadRouter {
   readonly #p: ReadRouterParts;
   readonly #inline = new InlineReads();
+  /** A search that was not cheap ran here for want of a worker (the next one waits for a worker). */
+  #searchedHere = false;
 
   constructor(parts: ReadRouterParts) {
     this.#p = parts;
@@ -170,8 +170,8 @@ export class ReadRouter {
    * - else in a worker when `inWorker()` says it may (the store's rule): one that is ready, or
    *   one starting, which the search waits for, as a scan of short CJK terms always does (it
    *   takes far longer than a thread's start);
-   * - else here, after one turn of the event loop (so that searches arriving together do not
-   *   run as one block), counting toward starting the first worker.
+   * - else here, for the first such search of a store with no worker yet (a command that
+   *   searches once never starts a thread); any later one starts a worker and waits for it.
    */
   async search(
     query: string,
@@ -184,19 +184,15 @@ export class ReadRouter {
     const pool = this.#p.pool;
     if (pool !== undefined && !this.#isCheapSearch(query, rest) && (await inWorker())) {
       const args = [query, rest];
-      for (let turn = 0; turn < 2; turn++) {
-        const wait = !pool.available() && !pool.failed && (pool.starting() || searchInThread(query));
-        const pooled = wait
-          ? await this.#viaStartingPool<SearchHit[]>(pool, "searchMessages", args, signal)
-          : await this.#viaPool<SearchHit[]>("searchMessages", args, signal);
-        if (pooled !== undefined) return pooled.value;
-        if (turn > 0) break;
-        // One turn of the loop, then look again: a search that ran here meanwhile may have
-        // started the first worker (searches arriving together then wait for it, not run here).
-        await yieldTurn();
-        this.use();
-        throwIfAborted(signal);
-      }
+      const wait =
+        !pool.available() && !pool.failed && (pool.starting() || this.#searchedHere || searchInThread(query));
+      const pooled = wait
+        ? await this.#viaStartingPool<SearchHit[]>(pool, "searchMessages", args, signal)
+        : await this.#viaPool<SearchHit[]>("searchMessages", args, signal);
+      if (pooled !== undefined) return pooled.value;
+      // The one search that is not cheap run here before a worker exists (a CLI command's):
+      // any later one, or one arriving with it, starts a worker and waits for it.
+      this.#searchedHere = true;
     }
     const started = performance.now();
     try {
