@@ -184,15 +184,14 @@ export class ReadRouter {
     const pool = this.#p.pool;
     if (pool !== undefined && !this.#isCheapSearch(query, rest) && (await inWorker())) {
       const args = [query, rest];
-      const wait =
-        !pool.available() && !pool.failed && (pool.starting() || this.#searchedHere || searchInThread(query));
-      const pooled = wait
-        ? await this.#viaStartingPool<SearchHit[]>(pool, "searchMessages", args, signal)
-        : await this.#viaPool<SearchHit[]>("searchMessages", args, signal);
+      let pooled: { value: SearchHit[] } | undefined;
+      if (pool.available()) pooled = await this.#viaPool<SearchHit[]>("searchMessages", args, signal);
+      else if (!pool.failed && (pool.starting() || this.#searchedHere || searchInThread(query)))
+        pooled = await this.#viaStartingPool<SearchHit[]>(pool, "searchMessages", args, signal);
+      // else: the one search that is not cheap run here before a worker exists (a CLI
+      // command's); any later one, or one arriving with it, starts a worker and waits for it.
+      else this.#searchedHere = true;
       if (pooled !== undefined) return pooled.value;
-      // The one search that is not cheap run here before a worker exists (a CLI command's):
-      // any later one, or one arriving with it, starts a worker and waits for it.
-      this.#searchedHere = true;
     }
     const started = performance.now();
     try {
