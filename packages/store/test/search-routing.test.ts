@@ -55,6 +55,14 @@ describe("search routing with a read pool", () => {
     expect(pool.readyWorkers).toBe(1);
   });
 
+  it("of dear searches arriving together before any worker, one runs here and the others wait for the worker it takes", async () => {
+    const store = await open(await seeded(), 1);
+    const pool = store.readPool!;
+    const pages = await Promise.all([5, 6, 7].map((limit) => store.searchMessages("common", { limit })));
+    expect(pages.map((p) => p.length)).toEqual([5, 6, 7]);
+    expect(pool.served).toBe(2);
+  });
+
   it("a scan of short CJK terms (their index being built) waits for a worker it starts, and answers as in-thread", async () => {
     const path = await seeded();
     const store = await open(path, 1);
