@@ -107,7 +107,11 @@ export class SessionStore implements SessionStoreContract {
     // With a writer thread, the index is built there; this side reports what that builder does.
     const builds = readOnly === undefined && p.writer === undefined;
     const builder = { state: () => this.#writes.thread?.cjk };
-    this.#cjkIndex = new CjkSideIndex(() => conn, builds ? p.cjk : undefined, builder);
+    // While this side's builder runs, the caller's thread never sleeps in SQLite's busy handler:
+    // a write meeting the builder's lock waits on timers (the write queue's backoff) instead.
+    const busyMs = conn.busyTimeoutMs;
+    const onBuilding = (active: boolean) => conn.setBusyTimeout(active ? 0 : busyMs);
+    this.#cjkIndex = new CjkSideIndex(() => conn, builds ? p.cjk : undefined, builder, onBuilding);
     this.#pool = pool;
     const ctx =
       readOnly === undefined
