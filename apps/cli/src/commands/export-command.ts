@@ -81,7 +81,9 @@ async function exportFilter(
 export function exportCommand(): Command {
   return withSourceOptions(
     new Command("export")
-      .description("export one session or all of them (streamed; `import` reads JSONL and JSON)")
+      .description(
+        "export one session or all of them (streamed; `import` reads JSONL and JSON); from a newer agent's file, every row of each session with its view state, flags and uids",
+      )
       .argument("[session]", "session id, prefix or title (default: every session)")
       .addOption(
         new Option("-f, --format <format>", "jsonl (interchange), json (one array) or md (Markdown)")
