@@ -133,6 +133,6 @@ describe("on a terminal", { timeout: 240_000 }, () => {
     const r = cliInPty(["--db", db.path, "export", "--out", out]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/exporting jsonl \[#+-*\] \d+% \d+\/8/);
-    expect(r.stdout).toContain(`Exported 8 session(s) to ${out}`);
+    expect(r.stdout).toContain(`Exported 8 sessions to ${out}`);
   });
 });

@@ -16,6 +16,7 @@ import {
   requireExisting,
 } from "../open-database.js";
 import { formatBytes } from "../render/format-time.js";
+import { countOf } from "../render/plural.js";
 import { createProgress } from "../render/progress.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { printJson } from "../write-output.js";
@@ -151,7 +152,7 @@ function readOnlyChecks(path: string): { checks: DoctorCheck[]; version: number 
         detail:
           drift.n === 0
             ? "match the rows"
-            : `${drift.n} session(s) whose message_count differs from their rows`,
+            : `${countOf(drift.n, "session")} whose message_count differs from their rows`,
       });
     }
     return { checks, version: profile.schemaVersion };
@@ -172,7 +173,9 @@ function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
       ok: "consistent with messages",
       // A side index counts queued changes; PostgreSQL's word index is behind its seal mark.
       behind:
-        i.pending === undefined ? "behind" : `${i.pending} queued change(s), applied before its next use`,
+        i.pending === undefined
+          ? "behind"
+          : `${countOf(i.pending, "queued change")}, applied before its next use`,
       building: "build interrupted, resumed before its next use",
       "not-built": "not built yet (created on the first short CJK search)",
       missing: "missing (run doctor --repair)",
@@ -197,25 +200,29 @@ function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
  */
 export function cjkSideIndexCheck(cjk: SideIndexStatus): DoctorCheck {
   const n = (x: number) => x.toLocaleString("en-US");
-  const queued = cjk.pendingChanges > 0 ? `, ${n(cjk.pendingChanges)} queued change(s)` : "";
+  const queued = cjk.pendingChanges > 0 ? `, ${countOf(cjk.pendingChanges, "queued change")}` : "";
   const failed = cjk.lastError === null ? "" : `; last build stopped: ${cjk.lastError}`;
   const name = "side index short-CJK";
   if (cjk.state === "absent") {
     return {
       name,
       status: "ok",
-      detail: `not built yet (built on a worker thread at the first 1–2-character CJK search; ${n(cjk.totalRows)} messages to index)`,
+      detail: `not built yet (built on a worker thread at the first 1–2-character CJK search; ${countOf(cjk.totalRows, "message")} to index)`,
     };
   }
   if (cjk.state === "ready") {
-    return { name, status: "ok", detail: `ready: ${n(cjk.indexedRows)} messages indexed${queued}${failed}` };
+    return {
+      name,
+      status: "ok",
+      detail: `ready: ${countOf(cjk.indexedRows, "message")} indexed${queued}${failed}`,
+    };
   }
   const pct = cjk.totalRows === 0 ? 100 : Math.floor((100 * cjk.indexedRows) / cjk.totalRows);
   return {
     name,
     status: "warn",
     detail:
-      `building: ${n(cjk.indexedRows)} of ${n(cjk.totalRows)} messages (${pct}%)${queued}; ` +
+      `building: ${n(cjk.indexedRows)} of ${countOf(cjk.totalRows, "message")} (${pct}%)${queued}; ` +
       `${cjk.active ? "under way" : "resumes at the next short CJK search of a writable store"}, searches scan meanwhile${failed}`,
   };
 }
@@ -352,8 +359,8 @@ function report(
     if (repaired) process.stdout.write("Search indexes rebuilt.\n");
     process.stdout.write(
       failed === 0
-        ? `${warned === 0 ? "All checks passed." : `All checks passed, ${warned} warning(s).`}\n`
-        : `${failed} check(s) failed.\n`,
+        ? `${warned === 0 ? "All checks passed." : `All checks passed, ${countOf(warned, "warning")}.`}\n`
+        : `${countOf(failed, "check")} failed.\n`,
     );
   }
   if (failed > 0) process.exitCode = 1;

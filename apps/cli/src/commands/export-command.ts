@@ -6,6 +6,7 @@ import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { parseSince } from "../parse-options.js";
+import { countOf } from "../render/plural.js";
 import { createProgress, type Progress } from "../render/progress.js";
 import { resolveSession } from "../resolve-session.js";
 import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
@@ -140,7 +141,7 @@ export function exportCommand(): Command {
         } finally {
           progress.finish();
         }
-        if (o.out !== undefined) process.stderr.write(`Exported ${count} session(s) to ${o.out}\n`);
+        if (o.out !== undefined) process.stderr.write(`Exported ${countOf(count, "session")} to ${o.out}\n`);
       });
     });
 }

@@ -2,6 +2,7 @@ import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { parseCount } from "../parse-options.js";
+import { countOf } from "../render/plural.js";
 import { resolveSession } from "../resolve-session.js";
 import { printJson } from "../write-output.js";
 
@@ -33,7 +34,7 @@ export function forkCommand(): Command {
         if (o.json) return printJson(session);
         const title = session.title ? ` '${session.title}'` : "";
         process.stdout.write(
-          `Forked ${source} → ${session.id}${title} (${session.message_count ?? 0} messages)\n`,
+          `Forked ${source} → ${session.id}${title} (${countOf(session.message_count ?? 0, "message")})\n`,
         );
       });
     });

@@ -16,6 +16,7 @@ import { Command, Option } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { isPostgresUrl, locateDatabase, openOrCreate, withStore } from "../open-database.js";
+import { countOf } from "../render/plural.js";
 import { printJson } from "../write-output.js";
 
 interface ImportOptions {
@@ -110,7 +111,7 @@ function removeCreatedDatabase(path: string): void {
 
 function describe(r: ImportReport): string {
   const lines = [
-    `Imported ${r.sessionsImported} session(s) with ${r.messagesImported} message(s); ` +
+    `Imported ${countOf(r.sessionsImported, "session")} with ${countOf(r.messagesImported, "message")}; ` +
       `${r.sessionsUnchanged} already present and unchanged` +
       (r.sessionsReplaced > 0 ? `; ${r.sessionsReplaced} replaced` : "") +
       ".",

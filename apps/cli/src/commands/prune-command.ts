@@ -4,6 +4,7 @@ import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { parseNumber } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
+import { countOf } from "../render/plural.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
@@ -101,10 +102,9 @@ export function pruneCommand(): Command {
           process.stdout.write(`${table}\n`);
         }
         const from = only === null ? "" : only.length === 0 ? " from no source" : ` from ${only.join(", ")}`;
-        const what = `ended session(s) started more than ${o.olderThan} day(s) ago${from}`;
-        process.stdout.write(
-          o.dryRun ? `Would delete ${list.length} ${what} (dry run).\n` : `Deleted ${pruned} ${what}.\n`,
-        );
+        const n = o.dryRun ? list.length : pruned;
+        const what = `${countOf(n, "ended session")} started more than ${countOf(o.olderThan, "day")} ago${from}`;
+        process.stdout.write(o.dryRun ? `Would delete ${what} (dry run).\n` : `Deleted ${what}.\n`);
       });
     });
 }

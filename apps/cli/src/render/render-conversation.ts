@@ -1,5 +1,6 @@
 import type { MessageRow, SessionRow } from "@hermes/store";
 import { formatClock, formatCost, formatCount, formatTime } from "./format-time.js";
+import { countOf, wordFor } from "./plural.js";
 import type { TerminalStyle } from "./terminal-style.js";
 import { toolCallsOf } from "./tool-calls.js";
 
@@ -42,9 +43,6 @@ function renderLineage(lineage: LineageView, style: TerminalStyle): string[] {
   return lines;
 }
 
-/** `1 message`, `2,000 messages`. */
-export const plural = (n: number, word: string) => `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
-
 const indent = (text: string, prefix = "  ") =>
   text
     .split("\n")
@@ -54,7 +52,7 @@ const indent = (text: string, prefix = "  ") =>
 function cutLines(text: string, max: number, style: TerminalStyle): string {
   const lines = text.split("\n");
   if (max <= 0 || lines.length <= max) return text;
-  return `${lines.slice(0, max).join("\n")}\n${style.dim(`… ${lines.length - max} more lines (--full to show all)`)}`;
+  return `${lines.slice(0, max).join("\n")}\n${style.dim(`… ${lines.length - max} more ${wordFor(lines.length - max, "line")} (--full to show all)`)}`;
 }
 
 /** The header block of a session: id, title, source, model, times, counters, cost. */
@@ -69,8 +67,8 @@ export function renderSessionHeader(s: SessionRow, style: TerminalStyle): string
   lines.push(style.dim(facts.join(" · ")));
   const tokens = (s.input_tokens ?? 0) + (s.output_tokens ?? 0);
   const counts = [
-    plural(s.message_count ?? 0, "message"),
-    plural(s.tool_call_count ?? 0, "tool call"),
+    countOf(s.message_count ?? 0, "message"),
+    countOf(s.tool_call_count ?? 0, "tool call"),
     tokens > 0 ? `${formatCount(s.input_tokens)} in / ${formatCount(s.output_tokens)} out tokens` : null,
     formatCost(s.actual_cost_usd ?? s.estimated_cost_usd) || null,
   ].filter((x): x is string => x !== null);
@@ -111,7 +109,7 @@ export function renderMessage(m: MessageRow, o: RenderConversationOptions): stri
       out.push(style.dim(style.italic(indent(reasoning, "  │ "))));
     } else {
       const words = reasoning.trim().split(/\s+/).length;
-      out.push(style.dim(`  ▸ reasoning (${words} words, folded; --reasoning to expand)`));
+      out.push(style.dim(`  ▸ reasoning (${countOf(words, "word")}, folded; --reasoning to expand)`));
     }
   }
   if (m.content !== null && m.content !== "") {

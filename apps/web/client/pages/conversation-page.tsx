@@ -5,7 +5,7 @@ import { ConfirmDialog } from "../components/confirm-dialog.js";
 import { ErrorNote } from "../components/error-note.js";
 import { LineageGraph } from "../components/lineage-graph.js";
 import { MessageView } from "../components/message-view.js";
-import { formatNumber, formatTime, formatUsd } from "../format.js";
+import { countOf, formatNumber, formatTime, formatUsd } from "../format.js";
 import { useLiveChanges } from "../live.js";
 
 const PAGE = 100;
@@ -108,7 +108,7 @@ function SessionActions({
         }}
       >
         <p>
-          “{session.title ?? session.id}” and its {formatNumber(session.message_count)} messages are deleted.
+          “{session.title ?? session.id}” and its {countOf(session.message_count, "message")} are deleted.
           Sessions that continue it are kept.
         </p>
       </ConfirmDialog>
