@@ -1,9 +1,9 @@
-import type { RichSessionRow, SessionStore } from "@hermes/core";
+import { MAX_LIMIT, type RichSessionRow, type SessionStore } from "@hermes/core";
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
-import { parseCount } from "../parse-options.js";
+import { withPagingOptions } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
@@ -75,13 +75,15 @@ export async function listRows(store: SessionStore, o: ListOptions): Promise<Lis
 
 /** `list`: sessions newest first, with title, source, model, times, counts and preview. */
 export function listCommand(): Command {
-  const command = withSourceOptions(
-    new Command("list")
-      .alias("ls")
-      .description("list sessions, newest first (compression chains shown as their latest part)"),
+  const command = withPagingOptions(
+    withSourceOptions(
+      new Command("list")
+        .alias("ls")
+        .description("list sessions, newest first (compression chains shown as their latest part)"),
+    ),
+    "sessions",
+    MAX_LIMIT,
   )
-    .option("-n, --limit <n>", "at most this many sessions", parseCount("--limit"), 20)
-    .option("--offset <n>", "skip this many sessions", parseCount("--offset"), 0)
     .option("-a, --all", "include child sessions (delegations, compression parts)")
     .option("--include-archived", "include sessions a newer agent marks archived (left out by default)")
     .option("--include-hidden", "include sessions a newer agent marks hidden (left out by default)");

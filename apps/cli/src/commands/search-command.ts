@@ -1,10 +1,11 @@
+import { SEARCH_LIMITS } from "@hermes/core";
 import { HermesStoreError, type SearchHit } from "@hermes/store";
 import { Command } from "commander";
 import { usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
-import { choiceListOption, parseCount } from "../parse-options.js";
+import { choiceListOption, withPagingOptions } from "../parse-options.js";
 import { formatTime } from "../render/format-time.js";
 import { createStyle, type TerminalStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine, truncate } from "../render/text-width.js";
@@ -92,16 +93,18 @@ function renderHit(
 
 /** `search`: full-text search over every message (English, code, and CJK text). */
 export function searchCommand(): Command {
-  const command = withSourceOptions(
-    new Command("search")
-      .description("search messages (FTS5; CJK text too); matches are highlighted")
-      .argument("<query...>", 'words, "a phrase", prefix*, OR, a NOT b'),
+  const command = withPagingOptions(
+    withSourceOptions(
+      new Command("search")
+        .description("search messages (FTS5; CJK text too); matches are highlighted")
+        .argument("<query...>", 'words, "a phrase", prefix*, OR, a NOT b'),
+    ),
+    "hits",
+    SEARCH_LIMITS.maxLimit,
   )
     .addOption(
       choiceListOption("-r, --role <roles>", "only these roles (repeatable, comma-separated)", ROLES),
     )
-    .option("-n, --limit <n>", "at most this many hits", parseCount("--limit"), 20)
-    .option("--offset <n>", "skip this many hits", parseCount("--offset"), 0)
     .option("--include-archived", "search sessions a newer agent marks archived too (left out by default)")
     .option("--include-hidden", "search sessions a newer agent marks hidden too (left out by default)");
   return withOutputOptions(command, "hits").action(
