@@ -1,6 +1,6 @@
 import type { MessageRow, SessionStore } from "@hermes/core";
 import { Command } from "commander";
-import { CliError, usageError } from "../cli-error.js";
+import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { parseCount } from "../parse-options.js";
