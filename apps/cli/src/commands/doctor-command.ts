@@ -19,6 +19,7 @@ import { formatBytes } from "../render/format-time.js";
 import { countOf } from "../render/plural.js";
 import { createProgress } from "../render/progress.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
+import { foreignFile } from "../unusable-file.js";
 import { printJson } from "../write-output.js";
 
 /** One finding of `doctor`. */
@@ -65,13 +66,14 @@ function fileChecks(path: string): DoctorCheck[] {
 }
 
 /** The schema version check: ours, a newer agent's (read with its rules, never written), or old. */
-function schemaCheck(version: number | null): DoctorCheck {
+function schemaCheck(path: string, version: number | null): DoctorCheck {
   if (version === SCHEMA_VERSION) return { name: "schema version", status: "ok", detail: `v${version}` };
   if (version === null) {
+    // Someone else's file is said to be so, as every command says it (migrate cannot help).
     return {
       name: "schema version",
       status: "fail",
-      detail: "no schema_version row (run 'hermes-sessions migrate')",
+      detail: foreignFile(path) ?? "no schema_version row (run 'hermes-sessions migrate')",
     };
   }
   if (version > SCHEMA_VERSION) {
@@ -98,7 +100,7 @@ function readOnlyChecks(path: string): { checks: DoctorCheck[]; version: number 
   const db = file.db;
   try {
     const profile = file.profile;
-    checks.push(schemaCheck(profile.schemaVersion));
+    checks.push(schemaCheck(path, profile.schemaVersion));
     checks.push({
       name: "journal mode",
       status: "ok",
@@ -293,6 +295,7 @@ export function doctorCommand(): Command {
         checks.push(...found.checks);
         version = found.version;
       } catch (error) {
+        if (error instanceof CliError) throw error;
         throw new CliError(`${path} cannot be checked: ${(error as Error).message}`, 1, { cause: error });
       }
       // The store is opened read-only (the search indexes are checked without writing) on a
