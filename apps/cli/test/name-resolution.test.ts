@@ -61,3 +61,18 @@ describe("delete and title act on the session the user named", { timeout: 120_00
     }
   });
 });
+
+describe("export with a file name where the session goes", { timeout: 60_000 }, () => {
+  it("says to give the file with --out, and writes nothing", () => {
+    const db = copyOfSample();
+    const r = cliOn(db, ["export", "out.jsonl"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(oneErrorLine(r)).toBe(
+      "error: No session matches 'out.jsonl'; to export every session to that file, give it with --out: " +
+        "hermes-sessions export --out out.jsonl",
+    );
+    // A name that does not look like a file gets the usual suggestions only.
+    expect(oneErrorLine(cliOn(db, ["export", "nope-nope"]))).toBe("error: No session matches 'nope-nope'");
+  });
+});

@@ -3,6 +3,7 @@ import { type Writable, Writable as WritableStream } from "node:stream";
 import { finished } from "node:stream/promises";
 import { type SessionStore, sessionToMarkdown } from "@hermes/core";
 import { Command, Option } from "commander";
+import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { parseSince } from "../parse-options.js";
@@ -56,7 +57,7 @@ async function exportFilter(
 ): Promise<{ filter: ExportFilter; total: number }> {
   const since = o.since !== undefined ? { since: o.since } : {};
   const sources = await selectSources(store, o);
-  let ids = ref !== undefined ? [await resolveSession(store, ref)] : undefined;
+  let ids = ref !== undefined ? [await resolveExported(store, ref)] : undefined;
   if (sources !== null && sources.length === 1 && ids === undefined) {
     return {
       filter: { source: sources[0]!, ...since },
@@ -78,12 +79,30 @@ async function exportFilter(
   return { filter: { sessionIds: ids, ...since }, total: ids.length };
 }
 
+/**
+ * The session `export SESSION` names. A name that matches none and looks like a file
+ * (`out.jsonl`, `backups/x.md`) was most likely meant as the output: the error says how.
+ */
+async function resolveExported(store: SessionStore, ref: string): Promise<string> {
+  try {
+    return await resolveSession(store, ref);
+  } catch (error) {
+    if (!(error instanceof CliError) || !/[/\\]|\.(jsonl|json|md|txt)$/i.test(ref)) throw error;
+    throw new CliError(
+      `No session matches '${ref}'; to export every session to that file, give it with --out: ` +
+        `hermes-sessions export --out ${ref}`,
+      error.exitCode,
+      { cause: error },
+    );
+  }
+}
+
 /** `export`: sessions as JSONL (the interchange format), a JSON array, or Markdown. */
 export function exportCommand(): Command {
   return withSourceOptions(
     new Command("export")
       .description("export one session or all of them (streamed; `import` reads JSONL and JSON)")
-      .argument("[session]", "session id, prefix or title (default: every session)")
+      .argument("[session]", "session id, prefix or title (default: every session); the file is --out")
       .addOption(
         new Option("-f, --format <format>", "jsonl (interchange), json (one array) or md (Markdown)")
           .choices(["jsonl", "json", "md"])
