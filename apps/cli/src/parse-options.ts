@@ -88,7 +88,15 @@ export function choiceListOption(flags: string, description: string, allowed: re
     collectChoices(flags.replace(/^.*(--[\w-]+).*$/, "$1"), allowed),
   );
   option.argChoices = [...allowed];
+  listOptions.add(option);
   return option;
+}
+
+const listOptions = new WeakSet<Option>();
+
+/** The option takes a comma-separated list of its choices ({@link choiceListOption}). */
+export function isChoiceList(option: Option): boolean {
+  return listOptions.has(option);
 }
 
 /** Parses a date option: `YYYY-MM-DD`, an ISO timestamp, or a number of days ago (`7d`). */
