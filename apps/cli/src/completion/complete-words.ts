@@ -74,7 +74,7 @@ function sessionValues(path: string, current: string, ids: boolean): Completion[
     : [];
   const needle = current.toLowerCase();
   const byTitle = known
-    .filter((s) => s.title !== null && s.title.toLowerCase().startsWith(needle))
+    .filter((s) => s.title?.toLowerCase().startsWith(needle) === true)
     .map((s) => ({ value: s.title!, description: s.id }));
   return [...byId, ...byTitle].slice(0, MAX_SESSIONS);
 }
