@@ -1,5 +1,6 @@
 // Rows as the stores return them, and the inputs and options of the `SessionStore` methods.
 import type { SessionRow, MessageRow as StoredMessageRow } from "@hermes/schema";
+import type { SessionFilterOptions } from "./listing/session-filter-arguments.js";
 
 /** Every column of `sessions` (`@hermes/schema`), as `getSession` returns it. */
 export type { SessionRow };
@@ -155,8 +156,11 @@ export interface SearchSessionsOptions {
   includeHidden?: boolean;
 }
 
-/** Filters and paging of `listSessionsRich`. */
-export interface ListSessionsRichOptions {
+/**
+ * Filters and paging of `listSessionsRich`. `models`, `startedAfter`, `startedBefore` and
+ * `title` filter as in `listSessionPage` ({@link SessionFilterOptions}).
+ */
+export interface ListSessionsRichOptions extends SessionFilterOptions {
   source?: string;
   excludeSources?: string[];
   limit?: number;
