@@ -4,7 +4,6 @@ import { type SessionFilterOptions, sessionFilterArguments } from "../listing/se
 import type { SessionRow } from "../types.js";
 import {
   nonNegativeInt,
-  optionalNumber,
   optionalString,
   optionalStringArray,
   optionsObject,
