@@ -6,19 +6,22 @@ import { Command, Option } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
-import { parseSince } from "../parse-options.js";
 import { countOf } from "../render/plural.js";
 import { createProgress, type Progress } from "../render/progress.js";
 import { resolveSession } from "../resolve-session.js";
-import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
+import {
+  type SelectionOptions,
+  selectedSessions,
+  selectSources,
+  withSelectionOptions,
+} from "../session-selection.js";
 import { writeChunk } from "../write-output.js";
 
 type Format = "jsonl" | "json" | "md";
 
-interface ExportOptions extends SourceOptions {
+interface ExportOptions extends SelectionOptions {
   format: Format;
   out?: string;
-  since?: number;
 }
 
 interface ExportFilter {
@@ -47,8 +50,9 @@ function countingSink(target: Writable, progress: Progress, total: number): Writ
 }
 
 /**
- * What to export: one session, or every session of the selected sources started since a date.
- * The store filters on one source at a time, so several are turned into their sessions' ids.
+ * What to export: one session, or every selected session. The store filters on one source
+ * and a start time itself; anything more (several sources, --until, --model, --title) is turned
+ * into the selected sessions' ids.
  */
 async function exportFilter(
   store: SessionStore,
@@ -58,21 +62,15 @@ async function exportFilter(
   const since = o.since !== undefined ? { since: o.since } : {};
   const sources = await selectSources(store, o);
   let ids = ref !== undefined ? [await resolveExported(store, ref)] : undefined;
-  if (sources !== null && sources.length === 1 && ids === undefined) {
+  const beyond = o.until !== undefined || o.model !== undefined || o.title !== undefined;
+  if (sources !== null && sources.length === 1 && ids === undefined && !beyond) {
     return {
       filter: { source: sources[0]!, ...since },
       total: await store.sessionCount({ source: sources[0]! }),
     };
   }
-  if (sources !== null) {
-    const chosen = new Set<string>();
-    for (const source of sources) {
-      for (let offset = 0; ; offset += 1000) {
-        const page = await store.searchSessions({ source, limit: 1000, offset });
-        for (const s of page) chosen.add(s.id);
-        if (page.length < 1000) break;
-      }
-    }
+  if (sources !== null || beyond) {
+    const chosen = new Set((await selectedSessions(store, o))?.map((s) => s.id));
     ids = ids === undefined ? [...chosen] : ids.filter((id) => chosen.has(id));
   }
   if (ids === undefined) return { filter: since, total: await store.sessionCount() };
@@ -99,7 +97,7 @@ async function resolveExported(store: SessionStore, ref: string): Promise<string
 
 /** `export`: sessions as JSONL (the interchange format), a JSON array, or Markdown. */
 export function exportCommand(): Command {
-  return withSourceOptions(
+  return withSelectionOptions(
     new Command("export")
       .description("export one session or all of them (streamed; `import` reads JSONL and JSON)")
       .argument("[session]", "session id, prefix or title (default: every session); the file is --out")
@@ -109,58 +107,52 @@ export function exportCommand(): Command {
           .default("jsonl"),
       )
       .option("-o, --out <file>", "write to this file (created 0600) instead of stdout"),
-  )
-    .option(
-      "--since <date>",
-      "only sessions started since a date (2026-01-31) or age (7d)",
-      parseSince("--since"),
-    )
-    .action(async (ref: string | undefined, o: ExportOptions, cmd: Command) => {
-      const g = globalOptions(cmd);
-      await withStore(await openForReading(g), async (store) => {
-        const { filter, total } = await exportFilter(store, ref, o);
-        // Written beside the target and renamed when complete: an interrupted export never
-        // leaves a truncated file under the name asked for.
-        const partial = o.out === undefined ? undefined : `${o.out}.partial-${process.pid}`;
-        const out: Writable =
-          partial === undefined ? process.stdout : createWriteStream(partial, { mode: 0o600, flags: "wx" });
-        const progress = createProgress(`exporting ${o.format}`);
-        let count = 0;
-        try {
-          if (o.format === "jsonl") {
-            // The store streams each session message by message: constant memory however long.
-            const sink = countingSink(out, progress, total);
-            const report = await store.exportJsonl(sink, filter);
-            sink.end();
-            await finished(sink);
-            count = report.sessions;
-          } else {
-            if (o.format === "json") await writeChunk(out, "[");
-            // JSON and Markdown hold one session in memory at a time (JSONL not even that).
-            for await (const session of store.exportStream(filter)) {
-              if (o.format === "json") {
-                await writeChunk(out, `${count > 0 ? "," : ""}\n${JSON.stringify(session)}`);
-              } else await writeChunk(out, `${count > 0 ? "\n---\n\n" : ""}${sessionToMarkdown(session)}`);
-              count++;
-              progress.update(count, Math.max(total, count));
-            }
-            if (o.format === "json") await writeChunk(out, count > 0 ? "\n]\n" : "]\n");
+  ).action(async (ref: string | undefined, o: ExportOptions, cmd: Command) => {
+    const g = globalOptions(cmd);
+    await withStore(await openForReading(g), async (store) => {
+      const { filter, total } = await exportFilter(store, ref, o);
+      // Written beside the target and renamed when complete: an interrupted export never
+      // leaves a truncated file under the name asked for.
+      const partial = o.out === undefined ? undefined : `${o.out}.partial-${process.pid}`;
+      const out: Writable =
+        partial === undefined ? process.stdout : createWriteStream(partial, { mode: 0o600, flags: "wx" });
+      const progress = createProgress(`exporting ${o.format}`);
+      let count = 0;
+      try {
+        if (o.format === "jsonl") {
+          // The store streams each session message by message: constant memory however long.
+          const sink = countingSink(out, progress, total);
+          const report = await store.exportJsonl(sink, filter);
+          sink.end();
+          await finished(sink);
+          count = report.sessions;
+        } else {
+          if (o.format === "json") await writeChunk(out, "[");
+          // JSON and Markdown hold one session in memory at a time (JSONL not even that).
+          for await (const session of store.exportStream(filter)) {
+            if (o.format === "json") {
+              await writeChunk(out, `${count > 0 ? "," : ""}\n${JSON.stringify(session)}`);
+            } else await writeChunk(out, `${count > 0 ? "\n---\n\n" : ""}${sessionToMarkdown(session)}`);
+            count++;
+            progress.update(count, Math.max(total, count));
           }
-          if (partial !== undefined) {
-            out.end();
-            await finished(out);
-            renameSync(partial, o.out!);
-          }
-        } catch (error) {
-          if (partial !== undefined) {
-            out.destroy();
-            rmSync(partial, { force: true });
-          }
-          throw error;
-        } finally {
-          progress.finish();
+          if (o.format === "json") await writeChunk(out, count > 0 ? "\n]\n" : "]\n");
         }
-        if (o.out !== undefined) process.stderr.write(`Exported ${countOf(count, "session")} to ${o.out}\n`);
-      });
+        if (partial !== undefined) {
+          out.end();
+          await finished(out);
+          renameSync(partial, o.out!);
+        }
+      } catch (error) {
+        if (partial !== undefined) {
+          out.destroy();
+          rmSync(partial, { force: true });
+        }
+        throw error;
+      } finally {
+        progress.finish();
+      }
+      if (o.out !== undefined) process.stderr.write(`Exported ${countOf(count, "session")} to ${o.out}\n`);
     });
+  });
 }

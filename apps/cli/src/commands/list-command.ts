@@ -8,15 +8,19 @@ import { formatCount, formatTime } from "../render/format-time.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine } from "../render/text-width.js";
-import { allSources, type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
+import {
+  listFilters,
+  type SelectionOptions,
+  selectSources,
+  sourceFilters,
+  withSelectionOptions,
+} from "../session-selection.js";
 import { printJson } from "../write-output.js";
 
-interface ListOptions extends SourceOptions, OutputOptions {
+interface ListOptions extends SelectionOptions, OutputOptions {
   limit: number;
   offset: number;
   all?: boolean;
-  includeArchived?: boolean;
-  includeHidden?: boolean;
 }
 
 /** Columns of `list --csv/--tsv`. */
@@ -51,15 +55,11 @@ export async function listRows(store: SessionStore, o: ListOptions): Promise<Lis
   const sources = await selectSources(store, o);
   if (sources !== null && sources.length === 0) return null;
   const rows = await store.listSessionsRich({
-    ...(sources?.length === 1 ? { source: sources[0] } : {}),
-    ...(sources !== null && sources.length > 1
-      ? { excludeSources: (await allSources(store)).filter((s) => !sources.includes(s)) }
-      : {}),
+    ...(await sourceFilters(store, sources)),
+    ...listFilters(o),
     limit: o.limit,
     offset: o.offset,
     includeChildren: o.all === true,
-    includeArchived: o.includeArchived === true,
-    includeHidden: o.includeHidden === true,
   });
   const out: ListRow[] = [];
   for (const row of rows) {
@@ -76,17 +76,15 @@ export async function listRows(store: SessionStore, o: ListOptions): Promise<Lis
 /** `list`: sessions newest first, with title, source, model, times, counts and preview. */
 export function listCommand(): Command {
   const command = withPagingOptions(
-    withSourceOptions(
+    withSelectionOptions(
       new Command("list")
         .alias("ls")
         .description("list sessions, newest first (compression chains shown as their latest part)"),
+      { flagged: true },
     ),
     "sessions",
     MAX_LIMIT,
-  )
-    .option("-a, --all", "include child sessions (delegations, compression parts)")
-    .option("--include-archived", "include sessions a newer agent marks archived (left out by default)")
-    .option("--include-hidden", "include sessions a newer agent marks hidden (left out by default)");
+  ).option("-a, --all", "include child sessions (delegations, compression parts)");
   return withOutputOptions(command, "rows").action(async (o: ListOptions, cmd: Command) => {
     const g = globalOptions(cmd);
     const format = outputFormat(o);

@@ -7,10 +7,16 @@ import { formatCount, formatTime } from "../render/format-time.js";
 import { countOf } from "../render/plural.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
-import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
+import {
+  narrows,
+  type SelectionOptions,
+  selectedSessions,
+  selectSources,
+  withSelectionOptions,
+} from "../session-selection.js";
 import { printJson } from "../write-output.js";
 
-interface PruneOptions extends SourceOptions {
+interface PruneOptions extends SelectionOptions {
   olderThan: number;
   dryRun?: boolean;
   json?: boolean;
@@ -37,7 +43,7 @@ async function candidates(
 
 /** `prune`: deletes ended sessions older than N days (children are kept, unlinked). */
 export function pruneCommand(): Command {
-  return withSourceOptions(
+  return withSelectionOptions(
     new Command("prune")
       .description("delete ended sessions started more than N days ago (--dry-run lists them)")
       .requiredOption("--older-than <days>", "age in days, by start time", parseNumber("--older-than")),
@@ -51,13 +57,21 @@ export function pruneCommand(): Command {
         const sources: Array<string | undefined> = (await selectSources(store, o)) ?? [undefined];
         const list: SessionWithLastActive[] = [];
         let pruned = 0;
-        for (const source of sources) {
-          list.push(...(await candidates(store, o.olderThan, source)));
-          if (!o.dryRun) {
-            pruned += await store.pruneSessions({
-              olderThanDays: o.olderThan,
-              ...(source ? { source } : {}),
-            });
+        if (narrows(o)) {
+          // Filters the store's retention has not: its rule applied to the selected sessions,
+          // which are then deleted one by one (children kept, unlinked, as pruning does).
+          const selected = new Set((await selectedSessions(store, o))?.map((s) => s.id));
+          list.push(...(await candidates(store, o.olderThan)).filter((s) => selected.has(s.id)));
+          if (!o.dryRun) for (const s of list) if (await store.deleteSession(s.id)) pruned++;
+        } else {
+          for (const source of sources) {
+            list.push(...(await candidates(store, o.olderThan, source)));
+            if (!o.dryRun) {
+              pruned += await store.pruneSessions({
+                olderThanDays: o.olderThan,
+                ...(source ? { source } : {}),
+              });
+            }
           }
         }
         list.sort((a, b) => a.started_at - b.started_at);

@@ -1,4 +1,4 @@
-import { SEARCH_LIMITS } from "@hermes/core";
+import { SEARCH_LIMITS, type SessionStore } from "@hermes/core";
 import { HermesStoreError, type SearchHit } from "@hermes/store";
 import { Command } from "commander";
 import { usageError } from "../cli-error.js";
@@ -10,18 +10,21 @@ import { formatTime } from "../render/format-time.js";
 import { createStyle, type TerminalStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine, truncate } from "../render/text-width.js";
 import { renderToolCallSnippet } from "../render/tool-calls.js";
-import { type SourceOptions, withSourceOptions } from "../source-filter.js";
+import {
+  narrows,
+  type SelectionOptions,
+  selectedSessions,
+  withSelectionOptions,
+} from "../session-selection.js";
 import { printJson } from "../write-output.js";
 
 /** The roles a message can have (the reference writes these four). */
 export const ROLES = ["user", "assistant", "tool", "system"] as const;
 
-interface SearchOptions extends SourceOptions, OutputOptions {
+interface SearchOptions extends SelectionOptions, OutputOptions {
   role?: string[];
   limit: number;
   offset: number;
-  includeArchived?: boolean;
-  includeHidden?: boolean;
 }
 
 /** Columns of `search --csv/--tsv`. */
@@ -91,22 +94,46 @@ function renderHit(
   return lines.join("\n");
 }
 
+/**
+ * The hits of a search in the selected sessions. Sources and roles are the store's own
+ * filters; `--model`, `--since`, `--until` and `--title` select sessions first (the store's
+ * listing filters), and the ranked hits are read page by page, keeping those in them, until the
+ * page asked for is full or the hits run out.
+ */
+async function searchSelected(store: SessionStore, query: string, o: SearchOptions): Promise<SearchHit[]> {
+  const base = {
+    ...(o.source !== undefined ? { sourceFilter: o.source } : {}),
+    ...(o.excludeSource !== undefined ? { excludeSources: o.excludeSource } : {}),
+    ...(o.role !== undefined ? { roleFilter: o.role } : {}),
+    includeArchived: o.includeArchived === true,
+    includeHidden: o.includeHidden === true,
+  };
+  if (!narrows(o)) return store.searchMessages(query, { ...base, limit: o.limit, offset: o.offset });
+  const selected = new Set((await selectedSessions(store, o))?.map((s) => s.id));
+  const kept: SearchHit[] = [];
+  const page = SEARCH_LIMITS.maxLimit;
+  for (let offset = 0; selected.size > 0; offset += page) {
+    const hits = await store.searchMessages(query, { ...base, limit: page, offset });
+    kept.push(...hits.filter((h) => selected.has(h.session_id)));
+    if (kept.length >= o.offset + o.limit || hits.length < page) break;
+  }
+  return kept.slice(o.offset, o.offset + o.limit);
+}
+
 /** `search`: full-text search over every message (English, code, and CJK text). */
 export function searchCommand(): Command {
   const command = withPagingOptions(
-    withSourceOptions(
+    withSelectionOptions(
       new Command("search")
         .description("search messages (FTS5; CJK text too); matches are highlighted")
         .argument("<query...>", 'words, "a phrase", prefix*, OR, a NOT b'),
+      { flagged: true },
     ),
     "hits",
     SEARCH_LIMITS.maxLimit,
-  )
-    .addOption(
-      choiceListOption("-r, --role <roles>", "only these roles (repeatable, comma-separated)", ROLES),
-    )
-    .option("--include-archived", "search sessions a newer agent marks archived too (left out by default)")
-    .option("--include-hidden", "search sessions a newer agent marks hidden too (left out by default)");
+  ).addOption(
+    choiceListOption("-r, --role <roles>", "only these roles (repeatable, comma-separated)", ROLES),
+  );
   return withOutputOptions(command, "hits").action(
     async (words: string[], o: SearchOptions, cmd: Command) => {
       const g = globalOptions(cmd);
@@ -116,15 +143,7 @@ export function searchCommand(): Command {
       await withStore(await openForReading(g), async (store) => {
         let hits: SearchHit[];
         try {
-          hits = await store.searchMessages(query, {
-            ...(o.source !== undefined ? { sourceFilter: o.source } : {}),
-            ...(o.excludeSource !== undefined ? { excludeSources: o.excludeSource } : {}),
-            ...(o.role !== undefined ? { roleFilter: o.role } : {}),
-            limit: o.limit,
-            offset: o.offset,
-            includeArchived: o.includeArchived === true,
-            includeHidden: o.includeHidden === true,
-          });
+          hits = await searchSelected(store, query, o);
         } catch (error) {
           // A query the store cannot run (only a negation, too long): the user's to fix.
           if (error instanceof HermesStoreError && error.code === "INVALID_ARGUMENT") {
