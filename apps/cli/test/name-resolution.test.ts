@@ -53,7 +53,11 @@ describe("delete and title act on the session the user named", { timeout: 120_00
 
   it("--help of show, delete and title says how a name is resolved", () => {
     const db = copyOfSample();
-    expect(cliOn(db, ["show", "--help"]).stdout).toContain("the newest session of its lineage");
+    for (const command of ["show", "follow", "export", "fork"]) {
+      expect(cliOn(db, [command, "--help"]).stdout, command).toContain(
+        "a title: the newest session of its lineage",
+      );
+    }
     for (const command of ["delete", "title"]) {
       const help = cliOn(db, [command, "--help"]).stdout;
       expect(help, command).toContain("the session titled exactly that");

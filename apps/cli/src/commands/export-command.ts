@@ -8,7 +8,7 @@ import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { countOf } from "../render/plural.js";
 import { createProgress, type Progress } from "../render/progress.js";
-import { resolveSession } from "../resolve-session.js";
+import { NAME_HELP, resolveSession } from "../resolve-session.js";
 import {
   type SelectionOptions,
   selectedSessions,
@@ -101,6 +101,7 @@ export function exportCommand(): Command {
     new Command("export")
       .description("export one session or all of them (streamed; `import` reads JSONL and JSON)")
       .argument("[session]", "session id, prefix or title (default: every session); the file is --out")
+      .addHelpText("after", NAME_HELP)
       .addOption(
         new Option("-f, --format <format>", "jsonl (interchange), json (one array) or md (Markdown)")
           .choices(["jsonl", "json", "md"])

@@ -10,7 +10,7 @@ import {
   renderMessage,
 } from "../render/render-conversation.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
-import { resolveSession } from "../resolve-session.js";
+import { NAME_HELP, resolveSession } from "../resolve-session.js";
 import { writeChunk } from "../write-output.js";
 
 interface FollowOptions {
@@ -39,6 +39,7 @@ export function followCommand(): Command {
   return new Command("follow")
     .description("print new messages as they are written, like tail -f (Ctrl-C stops)")
     .argument("[session]", "session id, prefix or title (default: every session, new ones too)")
+    .addHelpText("after", NAME_HELP)
     .option("-n, --lines <n>", "messages of the session to print first", parseCount("--lines"), 10)
     .option("--interval <ms>", "how often to check for changes", parseCount("--interval", { min: 10 }), 250)
     .option("--full", "print tool results in full (default: first 12 lines)")
