@@ -370,6 +370,98 @@ describe("session browser in Chromium", () => {
   });
 });
 
+describe("names, missing sessions, tool-call hits and money in Chromium (issue 43)", () => {
+  it("says a session is not found, with the ways back and the document title to match", async () => {
+    const page = await open("/session/nope");
+    await expect.poll(() => page.locator("h1").textContent(), POLL).toBe("Session not found");
+    expect(await page.title()).toBe("Session not found · Hermes sessions");
+    expect(await page.locator("main").textContent()).toContain("No session has the id nope");
+    // Nothing of a conversation: no pager, no "No messages", no figures.
+    expect(await page.locator(".pager").count()).toBe(0);
+    expect(await page.locator("main").textContent()).not.toContain("No messages");
+    await screenshot(page, "session-not-found");
+    await page.getByRole("link", { name: "All sessions" }).click();
+    await page.waitForURL(`${server.origin}/`);
+    await page.locator(".session-item").first().waitFor();
+    expect(await page.title()).toBe("Sessions · Hermes sessions");
+    await page.close();
+  });
+
+  it("names an untitled session by its first message in the list, search and its page, its id once", async () => {
+    const page = await open("/search?q=%22Plain%20question%20number%207%22&role=user");
+    await page.locator(".hit-item").first().waitFor();
+    expect(await page.locator(".hit-item a.row-link").first().textContent()).toBe("Plain question number 7");
+    await screenshot(page, "search-untitled-name");
+    await page.goto(`${server.origin}/session/plain_007`);
+    await expect.poll(() => page.locator("h1").textContent(), POLL).toBe("Plain question number 7");
+    expect(await page.title()).toBe("Plain question number 7 · Hermes sessions");
+    const head = (await page.locator(".session-head").textContent()) ?? "";
+    expect(head.split("plain_007").length - 1).toBe(1);
+    await screenshot(page, "conversation-untitled-name");
+    // The list names it the same, and a compression chain after its first session.
+    await page.goto(`${server.origin}/?title=plain_007`);
+    await expect
+      .poll(() => page.locator(".session-item a.row-link").allTextContents(), POLL)
+      .toEqual(["Plain question number 7"]);
+    await page.goto(`${server.origin}/?title=Fix%20Docker`);
+    await expect
+      .poll(() => page.locator(".session-item a.row-link").allTextContents(), POLL)
+      .toEqual(["Fix Docker build"]);
+    await page.close();
+  });
+
+  it("shows a hit inside a tool call as the call, the match marked", async () => {
+    const page = await open("/search?q=cat&role=assistant");
+    const hit = page.locator(".hit-item", { hasText: "Fix Docker build" }).first();
+    await hit.waitFor();
+    const snippet = hit.locator(".snippet");
+    expect(await snippet.textContent()).toBe('terminal({"command":"cat Dockerfile"})');
+    expect(await snippet.locator("mark").allTextContents()).toEqual(["cat"]);
+    expect(await snippet.evaluate((el) => getComputedStyle(el).fontFamily)).toContain("monospace");
+    await screenshot(page, "search-tool-call");
+    await page.close();
+  });
+
+  it("draws one day's cost as a point, and writes every amount of money one way", async () => {
+    // A UTC day inside the 120 hourly plain sessions (seeded 20 days ago): one row, one point.
+    const day = new Date(Date.now() - 20 * 86_400_000 + 60 * 3_600_000).toISOString().slice(0, 10);
+    const page = await open(`/usage?group=day&from=${day}&to=${day}`);
+    await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual([day]);
+    await page.waitForLoadState("networkidle");
+    const costPixels = await page.locator("canvas").evaluate((c: HTMLCanvasElement) => {
+      const probe = document.createElement("canvas").getContext("2d")!;
+      probe.fillStyle = getComputedStyle(document.documentElement).getPropertyValue("--chart-4").trim();
+      const hex = probe.fillStyle.slice(1);
+      const [r, g, b] = [0, 2, 4].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
+      const { data, width, height } = c.getContext("2d")!.getImageData(0, 0, c.width, c.height);
+      let n = 0;
+      // The plot area only (the legend's sample of the colour is at the top).
+      for (let y = Math.floor(height * 0.2); y < height; y++) {
+        for (let x = 0; x < width; x++) {
+          const i = (y * width + x) * 4;
+          const near = Math.abs(data[i]! - r!) + Math.abs(data[i + 1]! - g!) + Math.abs(data[i + 2]! - b!);
+          if (data[i + 3]! > 200 && near < 30) n++;
+        }
+      }
+      return n;
+    });
+    expect(costPixels).toBeGreaterThan(20);
+    await screenshot(page, "usage-one-day");
+    await page.goto(`${server.origin}/usage?group=model`);
+    await page.locator("tbody tr").first().waitFor();
+    const money = await page.locator("tbody td:nth-child(10), tbody td:nth-child(11)").allTextContents();
+    expect(money.length).toBeGreaterThan(2);
+    for (const cell of money) expect(cell).toMatch(/^(\$\d{1,3}(,\d{3})*\.\d{4}|—)$/);
+    expect(await page.locator("main p.dim").first().textContent()).toMatch(/\$\d{1,3}(,\d{3})*\.\d{4}$/);
+    await page.close();
+  });
+
+  it("raised no error in any page (but the browser's note of the expected 404)", () => {
+    const expected = (e: string) => e.startsWith("/session/nope: ") && /status of 404/.test(e);
+    expect(pageErrors.filter((e) => !expected(e))).toEqual([]);
+  });
+});
+
 let liveDb = "";
 
 describe("live view in Chromium", () => {

@@ -1,7 +1,7 @@
 // The backend-neutral contract of the session stores, by area (the folders of src/): the
 // `SessionStore` interface and its backend/stats shapes, rows and options, errors, argument
-// validation, browsing pages, titles, conversation shapes, portable formats, retention and
-// search arguments.
+// validation, browsing pages, display rules (names, money, snippets), titles, conversation
+// shapes, portable formats, retention and search arguments.
 export type {
   BackendInfo,
   CustomBackendInfo,
@@ -50,6 +50,20 @@ export {
 } from "./conversation/conversation-window.js";
 export { isPythonWhitespace, stripPythonWhitespace } from "./conversation/python-whitespace.js";
 export { sanitizeContext } from "./conversation/sanitize-context.js";
+export { formatUsd } from "./display/format-usd.js";
+export {
+  type NameableSession,
+  sessionDisplayName,
+  UNTITLED_SESSION,
+} from "./display/session-display-name.js";
+export { readSessionName, sessionPreview } from "./display/session-preview.js";
+export { type SnippetPart, snippetParts } from "./display/snippet-parts.js";
+export {
+  formatToolCall,
+  renderToolCallSnippet,
+  type ToolCallView,
+  toolCallsOf,
+} from "./display/tool-call-snippet.js";
 export {
   AbortedError,
   BackendError,

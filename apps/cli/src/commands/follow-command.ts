@@ -1,4 +1,4 @@
-import type { MessageRow, SessionStore } from "@hermes/core";
+import { type MessageRow, readSessionName, type SessionStore, UNTITLED_SESSION } from "@hermes/core";
 import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
@@ -90,10 +90,10 @@ export function followCommand(): Command {
             }
             for (const m of change.messages ?? []) {
               if (!o.json && m.session_id !== speaker) {
-                const title = await store.getSessionTitle(m.session_id);
+                const name = await readSessionName(store, m.session_id);
                 await writeChunk(
                   process.stdout,
-                  `${render.style.bold(`━━ ${m.session_id}`)}${title ? ` ${title}` : ""}\n\n`,
+                  `${render.style.bold(`━━ ${name ?? UNTITLED_SESSION}`)}  ${render.style.dim(m.session_id)}\n\n`,
                 );
               }
               speaker = m.session_id;

@@ -1,4 +1,10 @@
-import { MAX_LIMIT, type RichSessionRow, type SessionStore } from "@hermes/core";
+import {
+  MAX_LIMIT,
+  type RichSessionRow,
+  readSessionName,
+  type SessionStore,
+  sessionDisplayName,
+} from "@hermes/core";
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
@@ -73,7 +79,17 @@ export async function listRows(store: SessionStore, o: ListOptions): Promise<Lis
   return out;
 }
 
-/** `list`: sessions newest first, with title, source, model, times, counts and preview. */
+/**
+ * The name `list` shows for a row (`sessionDisplayName`, as the web's Sessions page): a
+ * compression chain, shown as its newest part, is named after its first session.
+ */
+async function rowName(store: SessionStore, row: ListRow): Promise<string> {
+  const root = row._lineage_root_id;
+  if (root === undefined || root === null || root === row.id) return sessionDisplayName(row);
+  return (await readSessionName(store, root)) ?? sessionDisplayName(row);
+}
+
+/** `list`: sessions newest first, with name, source, model, times, counts and preview. */
 export function listCommand(): Command {
   const command = withPagingOptions(
     withSelectionOptions(
@@ -84,7 +100,12 @@ export function listCommand(): Command {
     ),
     "sessions",
     MAX_LIMIT,
-  ).option("-a, --all", "include child sessions (delegations, compression parts)");
+  )
+    .option("-a, --all", "include child sessions (delegations, compression parts)")
+    .addHelpText(
+      "after",
+      "\nTITLE is the session's name: its title, else its first user message, else (untitled); a\ncompression chain is named after its first session. --json/--csv/--tsv keep the stored title.\n",
+    );
   return withOutputOptions(command, "rows").action(async (o: ListOptions, cmd: Command) => {
     const g = globalOptions(cmd);
     const format = outputFormat(o);
@@ -112,16 +133,22 @@ export function listCommand(): Command {
           { header: "MSGS", align: "right" },
           { header: "PREVIEW", maxWidth: 48, minWidth: 12, dropOrder: 6 },
         ],
-        rows.map((r) => [
-          r.id,
-          r.title ?? "",
-          r.source,
-          r.model ?? "",
-          formatTime(r.started_at),
-          formatTime(r.last_active),
-          formatCount(r.message_count),
-          oneLine(r.preview),
-        ]),
+        await Promise.all(
+          rows.map(async (r) => {
+            const name = await rowName(store, r);
+            return [
+              r.id,
+              name,
+              r.source,
+              r.model ?? "",
+              formatTime(r.started_at),
+              formatTime(r.last_active),
+              formatCount(r.message_count),
+              // An untitled session is named by its preview: not shown twice.
+              name === sessionDisplayName({ title: null, preview: r.preview }) ? "" : oneLine(r.preview),
+            ];
+          }),
+        ),
         style,
         outputWidth(),
       );

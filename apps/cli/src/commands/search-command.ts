@@ -1,4 +1,11 @@
-import { SEARCH_LIMITS, type SessionStore } from "@hermes/core";
+import {
+  readSessionName,
+  renderToolCallSnippet,
+  SEARCH_LIMITS,
+  type SessionStore,
+  snippetParts,
+  UNTITLED_SESSION,
+} from "@hermes/core";
 import { HermesStoreError, type SearchHit } from "@hermes/store";
 import { Command } from "commander";
 import { usageError } from "../cli-error.js";
@@ -9,7 +16,6 @@ import { choiceListOption, withPagingOptions } from "../parse-options.js";
 import { formatTime } from "../render/format-time.js";
 import { createStyle, type TerminalStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine, truncate } from "../render/text-width.js";
-import { renderToolCallSnippet } from "../render/tool-calls.js";
 import {
   narrows,
   type SelectionOptions,
@@ -41,41 +47,20 @@ const CSV_COLUMNS = [
   "snippet",
 ];
 
-/** The words of a query as a user typed them, without FTS5 operators, quotes and `*`. */
-export function queryTerms(query: string): string[] {
-  return query
-    .replace(/["()^{}+]/g, " ")
-    .split(/\s+/)
-    .map((t) => t.replace(/^\*+|\*+$/g, ""))
-    .filter((t) => t.length > 0 && !/^(AND|OR|NOT|NEAR)$/.test(t));
-}
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
 /**
- * Marks the matches in a snippet: FTS5 snippets carry `>>>…<<<` markers, which become the
- * style's highlight; substring (CJK) snippets carry none, so the query's terms are marked.
+ * Marks the matches in a snippet with the style's highlight (`snippetParts` of `@hermes/core`,
+ * as the web marks them): FTS5's `>>>…<<<` markers, else the query's terms (CJK substrings).
  */
 export function highlightSnippet(snippet: string, query: string, style: TerminalStyle): string {
-  const text = oneLine(snippet);
-  if (text.includes(">>>"))
-    return text.replace(/>>>([\s\S]*?)<<</g, (_, match: string) => style.match(match));
-  const terms = queryTerms(query).sort((a, b) => b.length - a.length);
-  if (terms.length === 0) return text;
-  const pattern = new RegExp(terms.map(escapeRegExp).join("|"), "giu");
-  return text.replace(pattern, (match) => style.match(match));
+  return snippetParts(oneLine(snippet), query)
+    .map((p) => (p.match ? style.match(p.text) : p.text))
+    .join("");
 }
 
-function renderHit(
-  n: number,
-  hit: SearchHit,
-  title: string | null,
-  query: string,
-  style: TerminalStyle,
-): string {
+function renderHit(n: number, hit: SearchHit, name: string, query: string, style: TerminalStyle): string {
   const head = [
     style.bold(`[${n}]`),
-    style.bold(title ?? "(untitled)"),
+    style.bold(name),
     style.dim(hit.session_id),
     style.dim("·"),
     hit.source,
@@ -131,9 +116,14 @@ export function searchCommand(): Command {
     ),
     "hits",
     SEARCH_LIMITS.maxLimit,
-  ).addOption(
-    choiceListOption("-r, --role <roles>", "only these roles (repeatable, comma-separated)", ROLES),
-  );
+  )
+    .addOption(
+      choiceListOption("-r, --role <roles>", "only these roles (repeatable, comma-separated)", ROLES),
+    )
+    .addHelpText(
+      "after",
+      '\nEach hit is headed by its session\'s name (title, else first user message) and id. A hit inside\na tool call reads as the call, terminal({"cmd": "docker build"}), in every output but --json.\n',
+    );
   return withOutputOptions(command, "hits").action(
     async (words: string[], o: SearchOptions, cmd: Command) => {
       const g = globalOptions(cmd);
@@ -159,7 +149,9 @@ export function searchCommand(): Command {
         const rows = hits.map((h) => ({ ...h, title: titles.get(h.session_id) ?? null }));
         if (format === "json") return printJson(rows);
         if (format !== "table") {
-          process.stdout.write(delimited(rows, CSV_COLUMNS, format));
+          // A hit inside a tool call reads as the call (`terminal({...})`), not its JSON.
+          const readable = rows.map((h) => ({ ...h, snippet: renderToolCallSnippet(h.snippet) }));
+          process.stdout.write(delimited(readable, CSV_COLUMNS, format));
           return;
         }
         if (hits.length === 0) {
@@ -167,7 +159,13 @@ export function searchCommand(): Command {
           return;
         }
         const style = createStyle(wantsColor(process.stdout, g.color));
-        const blocks = rows.map((h, i) => renderHit(o.offset + i + 1, h, h.title, query, style));
+        // Each session named once by the one rule (title, else its first user message).
+        const names = new Map<string, string>();
+        for (const [id, title] of titles)
+          names.set(id, (await readSessionName(store, { id, title })) ?? UNTITLED_SESSION);
+        const blocks = rows.map((h, i) =>
+          renderHit(o.offset + i + 1, h, names.get(h.session_id) ?? UNTITLED_SESSION, query, style),
+        );
         process.stdout.write(`${blocks.join("\n\n")}\n`);
       });
     },

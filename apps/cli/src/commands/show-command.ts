@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import { sessionPreview } from "@hermes/core";
 import { sessionToMarkdown } from "@hermes/store";
 import { Command } from "commander";
 import { CliError } from "../cli-error.js";
@@ -62,6 +63,8 @@ export function showCommand(): Command {
                     ancestors: lineage.ancestors,
                     descendants: lineage.descendants,
                   },
+            // An untitled session is named by its first user message.
+            preview: session.title === null ? await sessionPreview(store, id) : "",
           };
           await emit(renderConversationHeader(session, render));
           // Page by page: a session of 100,000 messages prints without being loaded whole.

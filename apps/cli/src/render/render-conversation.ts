@@ -1,8 +1,8 @@
+import { sessionDisplayName, toolCallsOf } from "@hermes/core";
 import type { MessageRow, SessionRow } from "@hermes/store";
 import { formatClock, formatCost, formatCount, formatTime } from "./format-time.js";
 import { countOf, wordFor } from "./plural.js";
 import type { TerminalStyle } from "./terminal-style.js";
-import { toolCallsOf } from "./tool-calls.js";
 
 /** Options of {@link renderMessage} and {@link renderConversationHeader}. */
 export interface RenderConversationOptions {
@@ -13,6 +13,8 @@ export interface RenderConversationOptions {
   toolLines?: number;
   /** The session's ancestors and descendants, when the store can tell. */
   lineage?: LineageView | null;
+  /** The start of its first user message (`sessionPreview`): the name of an untitled session. */
+  preview?: string;
 }
 
 /** Ancestors (root first) and descendants of a session, with the kind of each link. */
@@ -55,9 +57,12 @@ function cutLines(text: string, max: number, style: TerminalStyle): string {
   return `${lines.slice(0, max).join("\n")}\n${style.dim(`… ${lines.length - max} more ${wordFor(lines.length - max, "line")} (--full to show all)`)}`;
 }
 
-/** The header block of a session: id, title, source, model, times, counters, cost. */
-export function renderSessionHeader(s: SessionRow, style: TerminalStyle): string {
-  const lines = [`${style.bold(s.title ?? "(untitled)")}  ${style.dim(s.id)}`];
+/**
+ * The header block of a session: its name (`sessionDisplayName`: the title, else the preview
+ * given, else "(untitled)") and id, source, model, times, counters, cost.
+ */
+export function renderSessionHeader(s: SessionRow, style: TerminalStyle, preview = ""): string {
+  const lines = [`${style.bold(sessionDisplayName({ title: s.title, preview }))}  ${style.dim(s.id)}`];
   const facts = [
     `source ${s.source}`,
     s.model ? `model ${s.model}` : null,
@@ -85,7 +90,7 @@ const ROLE_COLOR: Record<string, keyof TerminalStyle> = {
 
 /** The header of `show`: the session's facts, then its lineage (or its parent). */
 export function renderConversationHeader(s: SessionRow, o: RenderConversationOptions): string {
-  const out = [renderSessionHeader(s, o.style)];
+  const out = [renderSessionHeader(s, o.style, o.preview)];
   if (o.lineage) out.push(...renderLineage(o.lineage, o.style));
   else if (s.parent_session_id) out.push(o.style.dim(`parent ${s.parent_session_id}`));
   return `${out.join("\n")}\n\n`;

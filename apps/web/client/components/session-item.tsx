@@ -1,3 +1,4 @@
+import { sessionDisplayName } from "@hermes/core";
 import { useState } from "preact/hooks";
 import { api, type LineageNode, type ListedSession } from "../api.js";
 import { ago, countOf, formatTime, isoTime, LIVE_WINDOW_SECONDS } from "../format.js";
@@ -20,7 +21,8 @@ export function SessionItem({ row }: { row: ListedSession }) {
   const [chain, setChain] = useState<LineageNode[] | null>(null);
   const [open, setOpen] = useState(false);
   const state = liveState(row);
-  const label = row.title ?? (row.preview || row.id);
+  // A row stands for its chain and is named after its first session, this one.
+  const label = sessionDisplayName(row);
   const toggle = async () => {
     if (!open && chain === null) {
       const { lineage } = await api.session(row.id);

@@ -1,12 +1,15 @@
+import { sessionDisplayName } from "@hermes/core";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useRoute } from "preact-iso";
-import { api, type Lineage, type MessageRow, type SessionRow, WRITABLE } from "../api.js";
+import { ApiError, api, type Lineage, type MessageRow, type SessionRow, WRITABLE } from "../api.js";
 import { ConfirmDialog } from "../components/confirm-dialog.js";
 import { ErrorNote } from "../components/error-note.js";
 import { LineageGraph } from "../components/lineage-graph.js";
 import { MessageView } from "../components/message-view.js";
+import { NotFound } from "../components/not-found.js";
 import { countOf, formatNumber, formatTime, formatUsd } from "../format.js";
 import { useLiveChanges } from "../live.js";
+import { useDocumentTitle } from "../use-document-title.js";
 
 const PAGE = 100;
 /** At most this many messages are in the page at once; older ones are let go as more load. */
@@ -48,9 +51,11 @@ function Figures({ s }: { s: SessionRow }) {
 
 function SessionActions({
   session,
+  name,
   onRenamed,
 }: {
   session: SessionRow;
+  name: string;
   onRenamed: (t: string | null) => void;
 }) {
   const { route } = useLocation();
@@ -108,8 +113,8 @@ function SessionActions({
         }}
       >
         <p>
-          “{session.title ?? session.id}” and its {countOf(session.message_count, "message")} are deleted.
-          Sessions that continue it are kept.
+          “{name}” and its {countOf(session.message_count, "message")} are deleted. Sessions that continue it
+          are kept.
         </p>
       </ConfirmDialog>
       <ErrorNote error={error} />
@@ -124,6 +129,9 @@ export function ConversationPage() {
   const target = query.message ? Number(query.message) : undefined;
   const [session, setSession] = useState<SessionRow | null>(null);
   const [lineage, setLineage] = useState<Lineage | null>(null);
+  const [preview, setPreview] = useState("");
+  /** The server answered 404 for the session: the page says so instead of an empty conversation. */
+  const [missing, setMissing] = useState(false);
   const [win, setWin] = useState<Window>({ rows: [], before: 0, after: 0 });
   const [follow, setFollow] = useState(query.follow === "1");
   const [error, setError] = useState<unknown>(null);
@@ -148,13 +156,20 @@ export function ConversationPage() {
       setWin({ rows: page.messages, before: page.before, after: page.after });
     });
 
+  const show = (res: { session: SessionRow; lineage: Lineage; preview: string }) => {
+    setSession(res.session);
+    setLineage(res.lineage);
+    setPreview(res.preview);
+  };
+  const unlessMissing = (e: unknown) => {
+    if (e instanceof ApiError && e.status === 404) setMissing(true);
+    else throw e;
+  };
+
   useEffect(() => {
     setSession(null);
-    void load(async () => {
-      const res = await api.session(id);
-      setSession(res.session);
-      setLineage(res.lineage);
-    });
+    setMissing(false);
+    void load(() => api.session(id).then(show, unlessMissing));
     void reset(target !== undefined ? { around: target } : { from: follow ? "end" : "start" });
   }, [id, target]);
 
@@ -196,10 +211,7 @@ export function ConversationPage() {
   // the view at the bottom.
   useLiveChanges(() => {
     if (win.after === 0) void later(follow).catch(setError);
-    void api.session(id).then((res) => {
-      setSession(res.session);
-      setLineage(res.lineage);
-    }, setError);
+    void api.session(id).then(show, unlessMissing).catch(setError);
   });
 
   useEffect(() => {
@@ -209,6 +221,16 @@ export function ConversationPage() {
     }
   }, [follow]);
 
+  const name = session ? sessionDisplayName({ title: session.title, preview }) : null;
+  useDocumentTitle(missing ? "Session not found" : name);
+  if (missing) {
+    return (
+      <NotFound heading="Session not found">
+        No session has the id <code>{id}</code>: it may have been deleted, or the address is mistyped.
+      </NotFound>
+    );
+  }
+
   const first = win.before + 1;
   const last = win.before + win.rows.length;
   const total = win.before + win.rows.length + win.after;
@@ -217,7 +239,7 @@ export function ConversationPage() {
       <ErrorNote error={error} />
       {session ? (
         <header class="session-head">
-          <h1 id="session-heading">{session.title ?? session.id}</h1>
+          <h1 id="session-heading">{name}</h1>
           <p class="dim mono">{session.id}</p>
           <Figures s={session} />
           <div class="actions">
@@ -233,12 +255,16 @@ export function ConversationPage() {
             </label>
           </div>
           {WRITABLE ? (
-            <SessionActions session={session} onRenamed={(t) => setSession({ ...session, title: t })} />
+            <SessionActions
+              session={session}
+              name={name ?? ""}
+              onRenamed={(t) => setSession({ ...session, title: t })}
+            />
           ) : null}
           {lineage ? <LineageGraph lineage={lineage} /> : null}
         </header>
       ) : (
-        <h1 id="session-heading">{loading ? "Loading…" : id}</h1>
+        <h1 id="session-heading">{loading ? "Loading…" : "Session"}</h1>
       )}
       <nav class="pager" aria-label="Messages">
         <button type="button" disabled={win.before === 0 || loading} onClick={() => reset({ from: "start" })}>

@@ -7,6 +7,7 @@ import { PruneDialog } from "../components/prune-dialog.js";
 import { onListKeys, SessionItem } from "../components/session-item.js";
 import { countOf } from "../format.js";
 import { coalesced, useLiveChanges } from "../live.js";
+import { useDocumentTitle } from "../use-document-title.js";
 
 function filtersOf(query: Record<string, string>): SessionFilters {
   return {
@@ -20,6 +21,7 @@ function filtersOf(query: Record<string, string>): SessionFilters {
 
 /** Every session, newest activity first, with filters; pages load as the list is scrolled. */
 export function SessionsPage() {
+  useDocumentTitle("Sessions");
   const { query, route } = useLocation();
   const filters = filtersOf(query);
   const key = JSON.stringify(filters);

@@ -1,4 +1,4 @@
-import type { SessionStore } from "@hermes/core";
+import { readSessionName, type SessionStore, sessionPreview, UNTITLED_SESSION } from "@hermes/core";
 import { Hono } from "hono";
 import type {
   FiltersAnswer,
@@ -13,11 +13,19 @@ import { int, list, text, time } from "./query-params.js";
 
 const USAGE_GROUPS = ["day", "model", "source"] as const;
 
-/** Titles of the sessions of search hits, each read once. */
-async function titlesOf(store: SessionStore, ids: Iterable<string>): Promise<Record<string, string | null>> {
-  const out: Record<string, string | null> = {};
-  for (const id of new Set(ids)) out[id] = await store.getSessionTitle(id);
-  return out;
+/** Titles and names (`sessionDisplayName`) of the sessions of search hits, each read once. */
+async function namesOf(
+  store: SessionStore,
+  ids: Iterable<string>,
+): Promise<Pick<SearchAnswer, "titles" | "names">> {
+  const titles: Record<string, string | null> = {};
+  const names: Record<string, string> = {};
+  for (const id of new Set(ids)) {
+    const session = await store.getSession(id);
+    titles[id] = session?.title ?? null;
+    names[id] = (session !== null ? await readSessionName(store, session) : null) ?? UNTITLED_SESSION;
+  }
+  return { titles, names };
 }
 
 /** The JSON API the pages read: sessions, one session, its messages, search, usage. */
@@ -58,7 +66,10 @@ export function readRoutes(store: SessionStore): Hono {
       store.getLineage(id, { maxDescendants: 200 }),
     ]);
     if (session === null || lineage === null) throw notFound(`No session ${id}`);
-    return c.json({ session, lineage } satisfies SessionAnswer);
+    // An untitled session is named by its first user message (`sessionDisplayName`); read
+    // whatever the title, so that the page can name the session if it is renamed to nothing.
+    const preview = await sessionPreview(store, id);
+    return c.json({ session, lineage, preview } satisfies SessionAnswer);
   });
 
   api.get("/sessions/:id/messages", async (c) => {
@@ -81,7 +92,7 @@ export function readRoutes(store: SessionStore): Hono {
 
   api.get("/search", async (c) => {
     const q = text(c, "q", 2000) ?? "";
-    if (q.trim() === "") return c.json({ hits: [], titles: {} } satisfies SearchAnswer);
+    if (q.trim() === "") return c.json({ hits: [], titles: {}, names: {} } satisfies SearchAnswer);
     const hits = await store.searchMessages(q, {
       ...(list(c, "source") ? { sourceFilter: list(c, "source") } : {}),
       ...(list(c, "role") ? { roleFilter: list(c, "role") } : {}),
@@ -90,10 +101,10 @@ export function readRoutes(store: SessionStore): Hono {
     });
     return c.json({
       hits,
-      titles: await titlesOf(
+      ...(await namesOf(
         store,
         hits.map((h) => h.session_id),
-      ),
+      )),
     } satisfies SearchAnswer);
   });
 
