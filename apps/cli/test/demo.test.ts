@@ -22,7 +22,7 @@ describe("pnpm demo", { timeout: 300_000 }, () => {
     // The demo removes its folder at the end; write-commands.test.ts checks the message count
     // against the file.
     const backup = `${/HERMES_HOME=(\S+)/.exec(r.stdout)![1]}/backup.jsonl`;
-    expect(r.stderr).toMatch(/^Exported 9 session\(s\) with [1-9]\d* message\(s\) to /);
+    expect(r.stderr).toMatch(/^Exported 9 sessions with [1-9][\d,]* messages to /);
     expect(r.stderr.endsWith(` to ${backup}\n`)).toBe(true);
     const out = r.stdout;
     for (const command of [

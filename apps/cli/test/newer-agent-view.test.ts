@@ -86,7 +86,7 @@ describe.each([
       const text = run(fixture, ["prune", "--older-than", "90", "--dry-run"]).stdout;
       expect(text).not.toContain(CLI001);
       expect(text).not.toContain(CLI002);
-      expect(text).toContain("Would delete 1 ended session(s)");
+      expect(text).toContain("Would delete 1 ended session started more than 90 days ago");
     });
 
     it("archived and hidden sessions only with --include-archived / --include-hidden; pinned never", () => {

@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import stringWidth from "string-width";
 import { describe, expect, it } from "vitest";
 import { cliInPty, cliOn, copyOfSample, fingerprint, tempDir } from "./helpers/cli.js";
-import { jsonlCounts } from "./helpers/jsonl-counts.js";
+import { jsonlCounts, messagesText } from "./helpers/jsonl-counts.js";
 import { seededDb } from "./helpers/seed.js";
 
 // Rendering for a person: the CLI runs inside a pseudo-terminal (util-linux `script`), so its
@@ -136,7 +136,7 @@ describe("on a terminal", { timeout: 240_000 }, () => {
     expect(r.stdout).toMatch(/exporting jsonl \[#+-*\] \d+% \d+\/8/);
     expect(jsonlCounts(out).sessions).toBe(8);
     expect(r.stdout).toContain(
-      `Exported 8 session(s) with ${jsonlCounts(out).messages} message(s) to ${out}`,
+      `Exported 8 sessions with ${messagesText(jsonlCounts(out).messages)} to ${out}`,
     );
   });
 });

@@ -83,6 +83,12 @@ export {
 export { ImportInvalidError, type InvalidImportLine } from "./errors/import-invalid-error.js";
 export { previewOf, TIP_FIELDS } from "./listing/preview.js";
 export {
+  hasSessionFilter,
+  type SessionFilterArguments,
+  type SessionFilterOptions,
+  sessionFilterArguments,
+} from "./listing/session-filter-arguments.js";
+export {
   encodeJson,
   MAX_APPEND_BATCH,
   messageRowFor,

@@ -1,5 +1,6 @@
 // Rows as the stores return them, and the inputs and options of the `SessionStore` methods.
 import type { MessageRow as StoredMessageRow, SessionRow as StoredSessionRow } from "@hermes/schema";
+import type { SessionFilterOptions } from "./listing/session-filter-arguments.js";
 import type { MessageViewFields } from "./read-model/message-view-fields.js";
 import type { SessionViewFields } from "./read-model/session-view-fields.js";
 
@@ -164,8 +165,11 @@ export interface SearchSessionsOptions {
   includeHidden?: boolean;
 }
 
-/** Filters and paging of `listSessionsRich`. */
-export interface ListSessionsRichOptions {
+/**
+ * Filters and paging of `listSessionsRich`. `models`, `startedAfter`, `startedBefore` and
+ * `title` filter as in `listSessionPage` ({@link SessionFilterOptions}).
+ */
+export interface ListSessionsRichOptions extends SessionFilterOptions {
   source?: string;
   excludeSources?: string[];
   limit?: number;

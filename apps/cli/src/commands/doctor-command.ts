@@ -16,8 +16,10 @@ import {
   requireExisting,
 } from "../open-database.js";
 import { formatBytes } from "../render/format-time.js";
+import { countOf } from "../render/plural.js";
 import { createProgress } from "../render/progress.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
+import { foreignFile } from "../unusable-file.js";
 import { printJson } from "../write-output.js";
 
 /** One finding of `doctor`. */
@@ -64,13 +66,14 @@ function fileChecks(path: string): DoctorCheck[] {
 }
 
 /** The schema version check: ours, a newer agent's (read with its rules, never written), or old. */
-function schemaCheck(version: number | null): DoctorCheck {
+function schemaCheck(path: string, version: number | null): DoctorCheck {
   if (version === SCHEMA_VERSION) return { name: "schema version", status: "ok", detail: `v${version}` };
   if (version === null) {
+    // Someone else's file is said to be so, as every command says it (migrate cannot help).
     return {
       name: "schema version",
       status: "fail",
-      detail: "no schema_version row (run 'hermes-sessions migrate')",
+      detail: foreignFile(path) ?? "no schema_version row (run 'hermes-sessions migrate')",
     };
   }
   if (version > SCHEMA_VERSION) {
@@ -97,7 +100,7 @@ function readOnlyChecks(path: string): { checks: DoctorCheck[]; version: number 
   const db = file.db;
   try {
     const profile = file.profile;
-    checks.push(schemaCheck(profile.schemaVersion));
+    checks.push(schemaCheck(path, profile.schemaVersion));
     checks.push({
       name: "journal mode",
       status: "ok",
@@ -151,7 +154,7 @@ function readOnlyChecks(path: string): { checks: DoctorCheck[]; version: number 
         detail:
           drift.n === 0
             ? "match the rows"
-            : `${drift.n} session(s) whose message_count differs from their rows`,
+            : `${countOf(drift.n, "session")} whose message_count differs from their rows`,
       });
     }
     return { checks, version: profile.schemaVersion };
@@ -177,7 +180,9 @@ function searchReportChecks(report: SearchIndexReport, sideIndexed = false): Doc
       ok: "consistent with messages",
       // A side index counts queued changes; PostgreSQL's word index is behind its seal mark.
       behind:
-        i.pending === undefined ? "behind" : `${i.pending} queued change(s), applied before its next use`,
+        i.pending === undefined
+          ? "behind"
+          : `${countOf(i.pending, "queued change")}, applied before its next use`,
       building: "build interrupted, resumed before its next use",
       "not-built": "not built yet (created on the first short CJK search)",
       missing: "missing (run doctor --repair)",
@@ -204,7 +209,7 @@ function searchReportChecks(report: SearchIndexReport, sideIndexed = false): Doc
  */
 export function cjkSideIndexCheck(cjk: SideIndexStatus, readOnlyBecause: string | null = null): DoctorCheck {
   const n = (x: number) => x.toLocaleString("en-US");
-  const queued = cjk.pendingChanges > 0 ? `, ${n(cjk.pendingChanges)} queued change(s)` : "";
+  const queued = cjk.pendingChanges > 0 ? `, ${countOf(cjk.pendingChanges, "queued change")}` : "";
   const failed = cjk.lastError === null ? "" : `; last build stopped: ${cjk.lastError}`;
   const name = "side index short-CJK";
   if (cjk.state === "absent" && readOnlyBecause !== null) {
@@ -218,18 +223,22 @@ export function cjkSideIndexCheck(cjk: SideIndexStatus, readOnlyBecause: string 
     return {
       name,
       status: "ok",
-      detail: `not built yet (built on a worker thread at the first 1–2-character CJK search; ${n(cjk.totalRows)} messages to index)`,
+      detail: `not built yet (built on a worker thread at the first 1–2-character CJK search; ${countOf(cjk.totalRows, "message")} to index)`,
     };
   }
   if (cjk.state === "ready") {
-    return { name, status: "ok", detail: `ready: ${n(cjk.indexedRows)} messages indexed${queued}${failed}` };
+    return {
+      name,
+      status: "ok",
+      detail: `ready: ${countOf(cjk.indexedRows, "message")} indexed${queued}${failed}`,
+    };
   }
   const pct = cjk.totalRows === 0 ? 100 : Math.floor((100 * cjk.indexedRows) / cjk.totalRows);
   return {
     name,
     status: "warn",
     detail:
-      `building: ${n(cjk.indexedRows)} of ${n(cjk.totalRows)} messages (${pct}%)${queued}; ` +
+      `building: ${n(cjk.indexedRows)} of ${countOf(cjk.totalRows, "message")} (${pct}%)${queued}; ` +
       `${cjk.active ? "under way" : "resumes at the next short CJK search of a writable store"}, searches scan meanwhile${failed}`,
   };
 }
@@ -312,6 +321,7 @@ export function doctorCommand(): Command {
         checks.push(...found.checks);
         version = found.version;
       } catch (error) {
+        if (error instanceof CliError) throw error;
         throw new CliError(`${path} cannot be checked: ${(error as Error).message}`, 1, { cause: error });
       }
       // The store is opened read-only (the search indexes are checked without writing) on a
@@ -378,8 +388,8 @@ function report(
     if (repaired) process.stdout.write("Search indexes rebuilt.\n");
     process.stdout.write(
       failed === 0
-        ? `${warned === 0 ? "All checks passed." : `All checks passed, ${warned} warning(s).`}\n`
-        : `${failed} check(s) failed.\n`,
+        ? `${warned === 0 ? "All checks passed." : `All checks passed, ${countOf(warned, "warning")}.`}\n`
+        : `${countOf(failed, "check")} failed.\n`,
     );
   }
   if (failed > 0) process.exitCode = 1;

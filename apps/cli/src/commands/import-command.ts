@@ -16,6 +16,7 @@ import { Command, Option } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { isPostgresUrl, locateDatabase, openOrCreate, withStore } from "../open-database.js";
+import { countOf } from "../render/plural.js";
 import { printJson } from "../write-output.js";
 
 interface ImportOptions {
@@ -112,7 +113,7 @@ function removeCreatedDatabase(path: string): void {
 
 function describe(r: ImportReport): string {
   const lines = [
-    `Imported ${r.sessionsImported} session(s) with ${r.messagesImported} message(s); ` +
+    `Imported ${countOf(r.sessionsImported, "session")} with ${countOf(r.messagesImported, "message")}; ` +
       `${r.sessionsUnchanged} already present and unchanged` +
       (r.sessionsReplaced > 0 ? `; ${r.sessionsReplaced} replaced` : "") +
       ".",
@@ -127,10 +128,14 @@ function describe(r: ImportReport): string {
   for (const i of r.invalid) lines.push(`skipped: line ${i.line}: ${i.message}`);
   const flagged = (reason: string) => r.skipped.filter((s) => s.reason === reason).length;
   if (flagged("archived") > 0) {
-    lines.push(`skipped: ${flagged("archived")} archived session(s) (use --include-archived to import them)`);
+    lines.push(
+      `skipped: ${countOf(flagged("archived"), "archived session")} (use --include-archived to import them)`,
+    );
   }
   if (flagged("hidden") > 0) {
-    lines.push(`skipped: ${flagged("hidden")} hidden session(s) (use --include-hidden to import them)`);
+    lines.push(
+      `skipped: ${countOf(flagged("hidden"), "hidden session")} (use --include-hidden to import them)`,
+    );
   }
   const leftOut = Object.entries(r.leftOut);
   if (leftOut.length > 0) {
@@ -140,11 +145,13 @@ function describe(r: ImportReport): string {
   return lines.join("\n");
 }
 
-/** One entry of `ImportReport.leftOut` in words: "4 superseded message(s)", "pinned on 2 session(s)". */
+/** One entry of `ImportReport.leftOut` in words: "4 superseded messages", "pinned on 2 sessions". */
 function leftOutPhrase(field: string, n: number): string {
-  if (field === "messages.superseded") return `${n} superseded (rewound or replaced) message(s)`;
+  if (field === "messages.superseded") {
+    return `${countOf(n, "superseded message")} (rewound or replaced)`;
+  }
   const [table, name] = field.split(".");
-  return `${name} on ${n} ${table === "sessions" ? "session(s)" : "message(s)"}`;
+  return `${name} on ${countOf(n, table === "sessions" ? "session" : "message")}`;
 }
 
 /** `import`: reads a JSONL export into the database; validated and idempotent. */

@@ -1,23 +1,33 @@
-import { type RichSessionRow, readSessionName, type SessionStore, sessionDisplayName } from "@hermes/core";
+import {
+  MAX_LIMIT,
+  type RichSessionRow,
+  readSessionName,
+  type SessionStore,
+  sessionDisplayName,
+} from "@hermes/core";
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
-import { parseCount } from "../parse-options.js";
+import { withPagingOptions } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
 import { sessionMarks } from "../render/session-marks.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine } from "../render/text-width.js";
-import { allSources, type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
+import {
+  listFilters,
+  type SelectionOptions,
+  selectSources,
+  sourceFilters,
+  withSelectionOptions,
+} from "../session-selection.js";
 import { printJson } from "../write-output.js";
 
-interface ListOptions extends SourceOptions, OutputOptions {
+interface ListOptions extends SelectionOptions, OutputOptions {
   limit: number;
   offset: number;
   all?: boolean;
-  includeArchived?: boolean;
-  includeHidden?: boolean;
 }
 
 /** Columns of `list --csv/--tsv`. */
@@ -52,15 +62,11 @@ export async function listRows(store: SessionStore, o: ListOptions): Promise<Lis
   const sources = await selectSources(store, o);
   if (sources !== null && sources.length === 0) return null;
   const rows = await store.listSessionsRich({
-    ...(sources?.length === 1 ? { source: sources[0] } : {}),
-    ...(sources !== null && sources.length > 1
-      ? { excludeSources: (await allSources(store)).filter((s) => !sources.includes(s)) }
-      : {}),
+    ...(await sourceFilters(store, sources)),
+    ...listFilters(o),
     limit: o.limit,
     offset: o.offset,
     includeChildren: o.all === true,
-    includeArchived: o.includeArchived === true,
-    includeHidden: o.includeHidden === true,
   });
   const out: ListRow[] = [];
   for (const row of rows) {
@@ -91,19 +97,20 @@ function nameWithMarks(name: string, r: ListRow): string {
 
 /** `list`: sessions newest first, with name and marks, source, model, times, counts and preview. */
 export function listCommand(): Command {
-  const command = withSourceOptions(
-    new Command("list")
-      .alias("ls")
-      .description("list sessions, newest first (compression chains shown as their latest part)"),
+  const command = withPagingOptions(
+    withSelectionOptions(
+      new Command("list")
+        .alias("ls")
+        .description("list sessions, newest first (compression chains shown as their latest part)"),
+      { flagged: true },
+    ),
+    "sessions",
+    MAX_LIMIT,
   )
-    .option("-n, --limit <n>", "at most this many sessions", parseCount("--limit"), 20)
-    .option("--offset <n>", "skip this many sessions", parseCount("--offset"), 0)
     .option("-a, --all", "include child sessions (delegations, compression parts)")
-    .option("--include-archived", "include sessions a newer agent marks archived (left out by default)")
-    .option("--include-hidden", "include sessions a newer agent marks hidden (left out by default)")
     .addHelpText(
       "after",
-      "\nTITLE is the session's name: its title, else its first user message, else (untitled); a\ncompression chain is named after its first session. --json/--csv/--tsv keep the stored title.",
+      "\nTITLE is the session's name: its title, else its first user message, else (untitled); a\ncompression chain is named after its first session. --json/--csv/--tsv keep the stored title.\n",
     );
   return withOutputOptions(command, "rows").action(async (o: ListOptions, cmd: Command) => {
     const g = globalOptions(cmd);

@@ -4,7 +4,8 @@ import { Command } from "commander";
 import { CliError, usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { loadPostgres } from "../load-postgres.js";
-import { isPostgresUrl, locateDatabase, openExisting, openPostgres, withStore } from "../open-database.js";
+import { isPostgresUrl, locateDatabase, openForReading, openPostgres, withStore } from "../open-database.js";
+import { countOf } from "../render/plural.js";
 import { createProgress } from "../render/progress.js";
 import { printJson } from "../write-output.js";
 
@@ -24,6 +25,8 @@ interface MigrationSummary {
   sessions: number;
   sessionsImported: number;
   sessionsUnchanged: number;
+  /** Sessions before the resume cursor: copied by an earlier run, not read again (also in `sessionsUnchanged`). */
+  sessionsSkipped: number;
   messagesImported: number;
   conflicts: number;
   /**
@@ -80,6 +83,7 @@ async function migrate(
     sessions: 0,
     sessionsImported: 0,
     sessionsUnchanged: 0,
+    sessionsSkipped: 0,
     messagesImported: 0,
     conflicts: 0,
     leftOut: {},
@@ -142,7 +146,10 @@ async function migrate(
     summary.messagesImported += report.messagesImported;
     summary.sessions += report.sessionsImported + report.sessionsUnchanged + report.conflicts.length;
   }
+  // Copied by an earlier run (the cursor says so): already there, like those read again.
   summary.sessions += skipped;
+  summary.sessionsSkipped = skipped;
+  summary.sessionsUnchanged += skipped;
   onProgress(total, total);
   if (bulk !== null) await bulk.buildSearchIndexes();
   summary.elapsedMs = Math.round(performance.now() - started);
@@ -158,7 +165,10 @@ export function migrateToPostgresCommand(): Command {
     .description(
       "copy a state.db into PostgreSQL (streaming, with progress; rerun to resume, nothing is copied twice)",
     )
-    .option("--from <state.db>", "the SQLite file to copy (default: --db, else the default state.db)")
+    .option(
+      "--from <state.db>",
+      "the SQLite file to copy, read-only: nothing beside it changes (default: --db, else the default state.db)",
+    )
     .requiredOption("--to <url>", "postgres://user@host:port/db (add ?schema=name for a schema)")
     .option("--json", "print the summary as JSON")
     .action(async (o: MigrateToPostgresOptions, cmd: Command) => {
@@ -166,7 +176,9 @@ export function migrateToPostgresCommand(): Command {
       if (!isPostgresUrl(o.to)) throw usageError(`--to must be a postgres:// URL (got ${o.to})`);
       const from = o.from ?? g.db;
       if (from !== undefined && isPostgresUrl(from)) throw usageError("--from must be a state.db file");
-      const sqlite = await openExisting({ ...g, db: from });
+      // Read-only, as every reading command: the source's bytes, mode and folder stay as they
+      // are (it may be a live agent's or another user's file).
+      const sqlite = await openForReading({ ...g, db: from });
       const progress = createProgress("copying sessions");
       let summary: MigrationSummary;
       try {
@@ -185,8 +197,9 @@ export function migrateToPostgresCommand(): Command {
       }
       if (o.json) return printJson(summary);
       process.stdout.write(
-        `Copied ${summary.from} to PostgreSQL: ${summary.sessions} session(s); ${summary.sessionsImported} new ` +
-          `with ${summary.messagesImported} message(s), ${summary.sessionsUnchanged} already there` +
+        `Copied ${summary.from} to PostgreSQL: ${countOf(summary.sessions, "session")}; ` +
+          `${summary.sessionsImported} new (${countOf(summary.messagesImported, "message")}), ` +
+          `${summary.sessionsUnchanged} already there` +
           (summary.conflicts > 0 ? `, ${summary.conflicts} kept as they were (different content)` : "") +
           ` in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.messagesPerSecond.toLocaleString("en-US")} messages/s).\n`,
       );

@@ -4,14 +4,21 @@ import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { parseNumber } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
+import { countOf } from "../render/plural.js";
 import { isPinned } from "../render/session-marks.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
-import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
-import { type VisibilityOptions, visibilityOf, withVisibilityOptions } from "../visibility-options.js";
+import {
+  narrows,
+  type SelectionOptions,
+  selectedSessions,
+  selectSources,
+  withSelectionOptions,
+} from "../session-selection.js";
+import { visibilityOf } from "../visibility-options.js";
 import { printJson } from "../write-output.js";
 
-interface PruneOptions extends SourceOptions, VisibilityOptions {
+interface PruneOptions extends SelectionOptions {
   olderThan: number;
   dryRun?: boolean;
   json?: boolean;
@@ -47,14 +54,13 @@ async function candidates(
 
 /** `prune`: deletes ended sessions older than N days (children are kept, unlinked). */
 export function pruneCommand(): Command {
-  return withSourceOptions(
-    withVisibilityOptions(
-      new Command("prune")
-        .description(
-          "delete ended sessions started more than N days ago (--dry-run lists them); never pinned ones",
-        )
-        .requiredOption("--older-than <days>", "age in days, by start time", parseNumber("--older-than")),
-    ),
+  return withSelectionOptions(
+    new Command("prune")
+      .description(
+        "delete ended sessions started more than N days ago (--dry-run lists them); never pinned ones",
+      )
+      .requiredOption("--older-than <days>", "age in days, by start time", parseNumber("--older-than")),
+    { flagged: true },
   )
     .option("--dry-run", "list what would be deleted, delete nothing")
     .option("--json", "print the sessions as JSON")
@@ -66,14 +72,22 @@ export function pruneCommand(): Command {
         const visibility = visibilityOf(o);
         const list: SessionWithLastActive[] = [];
         let pruned = 0;
-        for (const source of sources) {
-          list.push(...(await candidates(store, o.olderThan, visibility, source)));
-          if (!o.dryRun) {
-            pruned += await store.pruneSessions({
-              olderThanDays: o.olderThan,
-              ...(source ? { source } : {}),
-              ...visibility,
-            });
+        if (narrows(o)) {
+          // Filters the store's retention has not: its rule applied to the selected sessions,
+          // which are then deleted one by one (children kept, unlinked, as pruning does).
+          const selected = new Set((await selectedSessions(store, o))?.map((s) => s.id));
+          list.push(...(await candidates(store, o.olderThan, visibility)).filter((s) => selected.has(s.id)));
+          if (!o.dryRun) for (const s of list) if (await store.deleteSession(s.id)) pruned++;
+        } else {
+          for (const source of sources) {
+            list.push(...(await candidates(store, o.olderThan, visibility, source)));
+            if (!o.dryRun) {
+              pruned += await store.pruneSessions({
+                olderThanDays: o.olderThan,
+                ...(source ? { source } : {}),
+                ...visibility,
+              });
+            }
           }
         }
         list.sort((a, b) => a.started_at - b.started_at);
@@ -118,10 +132,9 @@ export function pruneCommand(): Command {
           process.stdout.write(`${table}\n`);
         }
         const from = only === null ? "" : only.length === 0 ? " from no source" : ` from ${only.join(", ")}`;
-        const what = `ended session(s) started more than ${o.olderThan} day(s) ago${from}`;
-        process.stdout.write(
-          o.dryRun ? `Would delete ${list.length} ${what} (dry run).\n` : `Deleted ${pruned} ${what}.\n`,
-        );
+        const n = o.dryRun ? list.length : pruned;
+        const what = `${countOf(n, "ended session")} started more than ${countOf(o.olderThan, "day")} ago${from}`;
+        process.stdout.write(o.dryRun ? `Would delete ${what} (dry run).\n` : `Deleted ${what}.\n`);
       });
     });
 }

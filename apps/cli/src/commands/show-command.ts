@@ -8,7 +8,7 @@ import { openForReading, withStore } from "../open-database.js";
 import { openPager } from "../render/pager.js";
 import { compactionMarks, renderConversationHeader, renderMessage } from "../render/render-conversation.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
-import { resolveSession } from "../resolve-session.js";
+import { NAME_HELP, resolveSession } from "../resolve-session.js";
 import { printJson } from "../write-output.js";
 
 interface ShowOptions {
@@ -35,6 +35,7 @@ export function showCommand(): Command {
     .option("--reasoning", "expand reasoning instead of folding it")
     .option("--full", "print tool results in full (default: first 12 lines)")
     .option("--no-pager", "never page (default on a terminal: $PAGER, else less)")
+    .addHelpText("after", NAME_HELP)
     .action(async (ref: string, o: ShowOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       if (o.markdown && o.json) throw new CliError("Choose one of --markdown and --json", 2);

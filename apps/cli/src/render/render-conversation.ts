@@ -1,6 +1,7 @@
 import { sessionDisplayName, toolCallsOf } from "@hermes/core";
 import type { MessageRow, SessionRow } from "@hermes/store";
 import { formatClock, formatCost, formatCount, formatTime } from "./format-time.js";
+import { countOf, wordFor } from "./plural.js";
 import { sessionMarks } from "./session-marks.js";
 import type { TerminalStyle } from "./terminal-style.js";
 
@@ -45,9 +46,6 @@ function renderLineage(lineage: LineageView, style: TerminalStyle): string[] {
   return lines;
 }
 
-/** `1 message`, `2,000 messages`. */
-export const plural = (n: number, word: string) => `${formatCount(n)} ${word}${n === 1 ? "" : "s"}`;
-
 const indent = (text: string, prefix = "  ") =>
   text
     .split("\n")
@@ -57,7 +55,7 @@ const indent = (text: string, prefix = "  ") =>
 function cutLines(text: string, max: number, style: TerminalStyle): string {
   const lines = text.split("\n");
   if (max <= 0 || lines.length <= max) return text;
-  return `${lines.slice(0, max).join("\n")}\n${style.dim(`… ${lines.length - max} more lines (--full to show all)`)}`;
+  return `${lines.slice(0, max).join("\n")}\n${style.dim(`… ${lines.length - max} more ${wordFor(lines.length - max, "line")} (--full to show all)`)}`;
 }
 
 /**
@@ -68,8 +66,8 @@ function cutLines(text: string, max: number, style: TerminalStyle): string {
  */
 function messageCountText(s: SessionRow, shown: number | undefined): string {
   const counted = s.message_count ?? 0;
-  if (shown === undefined || shown === counted || !("archived" in s)) return plural(counted, "message");
-  return `${plural(counted, "message")} in the agent's context, ${formatCount(shown)} shown`;
+  if (shown === undefined || shown === counted || !("archived" in s)) return countOf(counted, "message");
+  return `${countOf(counted, "message")} in the agent's context, ${formatCount(shown)} shown`;
 }
 
 /**
@@ -96,7 +94,7 @@ export function renderSessionHeader(
   const tokens = (s.input_tokens ?? 0) + (s.output_tokens ?? 0);
   const counts = [
     messageCountText(s, shown),
-    plural(s.tool_call_count ?? 0, "tool call"),
+    countOf(s.tool_call_count ?? 0, "tool call"),
     tokens > 0 ? `${formatCount(s.input_tokens)} in / ${formatCount(s.output_tokens)} out tokens` : null,
     formatCost(s.actual_cost_usd ?? s.estimated_cost_usd) || null,
   ].filter((x): x is string => x !== null);
@@ -147,7 +145,7 @@ export function renderMessage(m: MessageRow, o: RenderConversationOptions): stri
       out.push(style.dim(style.italic(indent(reasoning, "  │ "))));
     } else {
       const words = reasoning.trim().split(/\s+/).length;
-      out.push(style.dim(`  ▸ reasoning (${words} words, folded; --reasoning to expand)`));
+      out.push(style.dim(`  ▸ reasoning (${countOf(words, "word")}, folded; --reasoning to expand)`));
     }
   }
   if (m.content !== null && m.content !== "") {
@@ -187,6 +185,6 @@ export function compactionMarks(style: TerminalStyle): (m: MessageRow) => string
     const n = summarized;
     summarized = 0;
     const what = m.compressed_summary === true ? "into the summary below" : "by a compaction";
-    return `${style.yellow(style.bold(`━━ compaction point: the ${plural(n, "message")} above were summarized ${what}; the agent's context starts here ━━`))}\n\n`;
+    return `${style.yellow(style.bold(`━━ compaction point: the ${countOf(n, "message")} above were summarized ${what}; the agent's context starts here ━━`))}\n\n`;
   };
 }

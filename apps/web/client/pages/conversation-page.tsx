@@ -9,7 +9,7 @@ import { LineageGraph } from "../components/lineage-graph.js";
 import { MessageView } from "../components/message-view.js";
 import { NotFound } from "../components/not-found.js";
 import { SessionMarks } from "../components/session-marks.js";
-import { formatNumber, formatTime, formatUsd } from "../format.js";
+import { countOf, formatNumber, formatTime, formatUsd } from "../format.js";
 import { useLiveChanges } from "../live.js";
 import { useDocumentTitle } from "../use-document-title.js";
 
@@ -124,8 +124,8 @@ function SessionActions({
         }}
       >
         <p>
-          “{name}” and its {formatNumber(session.message_count)} messages are deleted. Sessions that continue
-          it are kept.
+          “{name}” and its {countOf(session.message_count, "message")} are deleted. Sessions that continue it
+          are kept.
         </p>
       </ConfirmDialog>
       <ErrorNote error={error} />

@@ -14,7 +14,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
 import { api, type UsageStatsRow } from "../api.js";
 import { ErrorNote } from "../components/error-note.js";
-import { formatNumber, formatUsd } from "../format.js";
+import { countOf, formatNumber, formatUsd } from "../format.js";
 import { useDocumentTitle } from "../use-document-title.js";
 
 Chart.register(
@@ -194,7 +194,7 @@ export function UsagePage() {
       </form>
       <ErrorNote error={error} />
       <p class="dim">
-        {formatNumber(totals.sessions)} sessions · {formatNumber(totals.input)} input and{" "}
+        {countOf(totals.sessions, "session")} · {formatNumber(totals.input)} input and{" "}
         {formatNumber(totals.output)} output tokens · {formatUsd(totals.cost)}
       </p>
       {rows.length > 0 ? <UsageChart rows={rows} /> : <p class="empty">No sessions in this range.</p>}

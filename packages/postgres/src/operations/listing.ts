@@ -10,6 +10,7 @@ import {
   type RichSessionRow,
   requireId,
   type SessionWithLastActive,
+  sessionFilterArguments,
   TIP_FIELDS,
 } from "@hermes/core";
 import type { SessionRow } from "@hermes/schema";
@@ -109,6 +110,7 @@ export async function listSessionsRich(
   const limit = nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT);
   const offset = nonNegativeInt("offset", opts.offset, 0);
   const listed = listedSession("s", flagOptions(opts));
+  const filter = sessionFilterArguments(opts);
   const richQuery = (db: PgDb) =>
     db
       .selectFrom("sessions as s")
@@ -138,6 +140,15 @@ export async function listSessionsRich(
           qb.where(sql<boolean>`NOT (s.source = ${anyText(exclude!)})`),
         )
         .$if(listed !== null, (qb) => qb.where(listed!))
+        // The filters of `SessionFilterOptions`, as `listSessionPage` applies them.
+        .$if(filter.models !== null, (qb) => qb.where(sql<boolean>`s.model = ${anyText(filter.models!)}`))
+        .$if(filter.startedAfter !== null, (qb) => qb.where("s.started_at", ">=", filter.startedAfter!))
+        .$if(filter.startedBefore !== null, (qb) => qb.where("s.started_at", "<", filter.startedBefore!))
+        .$if(filter.titlePattern !== null, (qb) =>
+          qb.where(
+            sql<boolean>`(lower(s.title) LIKE ${filter.titlePattern} ESCAPE '\\' OR s.id LIKE ${filter.idPattern} ESCAPE '\\')`,
+          ),
+        )
         .orderBy("s.started_at", "desc")
         .limit(limit)
         .offset(offset)
