@@ -90,9 +90,12 @@ async function rowName(store: SessionStore, row: ListRow): Promise<string> {
   return (await readSessionName(store, root)) ?? sessionDisplayName(row);
 }
 
-/** The name, then the session's marks (`[pinned]`, `[archived]`, …) of a newer agent's file. */
+/**
+ * The session's marks (`[pinned]`, `[archived]`, …) of a newer agent's file, then its name: the
+ * marks first, so that a name cut to the column's width never hides them.
+ */
 function nameWithMarks(name: string, r: ListRow): string {
-  return [name, ...sessionMarks(r).map((m) => `[${m}]`)].join(" ");
+  return [...sessionMarks(r).map((m) => `[${m}]`), name].join(" ");
 }
 
 /** `list`: sessions newest first, with name and marks, source, model, times, counts and preview. */
