@@ -38,7 +38,7 @@ describe("messages agree in number with their counts", { timeout: 120_000 }, () 
     expect(imported.code, imported.stderr).toBe(0);
     expect(imported.stdout).toMatch(/^Imported 1 session with 1 message; 0 already present and unchanged\./);
     const out = join(dir, "out.jsonl");
-    expect(cliOn(db, ["export", "--out", out]).stderr).toBe(`Exported 1 session to ${out}\n`);
+    expect(cliOn(db, ["export", "--out", out]).stderr).toBe(`Exported 1 session with 1 message to ${out}\n`);
     expect(cliOn(db, ["prune", "--older-than", "1", "--dry-run"]).stdout).toMatch(
       /Would delete 1 ended session started more than 1 day ago \(dry run\)\.\n$/,
     );
