@@ -84,7 +84,7 @@ describe("packages/postgres/README.md: from a state.db to a server, step by step
       expect(r.stdout).toMatch(/Copied .*state\.db to PostgreSQL: 13 sessions; 13 new \(109 messages\)/);
       expect(r.stdout).toContain("Fix Docker Build");
       expect(r.stdout).toContain(">>>docker<<<");
-      expect(r.stderr).toContain("Exported 13 sessions to backup.jsonl");
+      expect(r.stderr).toContain("Exported 13 sessions with 109 messages to backup.jsonl");
       expect(r.stdout).toMatch(/Imported 13 sessions with 109 messages/);
       const back = spawnSync("hermes-sessions", ["--db", "./state.db", "list", "--all", "--json"], {
         env,
