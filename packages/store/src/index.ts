@@ -10,6 +10,11 @@ export {
   type AutoPruneOptions,
   type AutoPruneResult,
   BackendError,
+  type CapturedMessage,
+  type CapturedMessageState,
+  type ChangeBatch,
+  type ChangeCursor,
+  type ChangesSinceOptions,
   type ConversationMessage,
   type ConversationWindow,
   type ConversationWindowOptions,
@@ -51,6 +56,7 @@ export {
   type SearchMessagesOptions,
   type SearchSessionsOptions,
   type SessionExport,
+  type SessionMessageStates,
   SessionNotFoundError,
   type SessionPage,
   type SessionPageOptions,
@@ -77,6 +83,7 @@ export {
   type WatchChangesOptions,
   writeJsonl,
 } from "@hermes/core";
+export { changesSince } from "./change-capture/changes-since.js";
 export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
 export type { FileFeatures, FileProfile } from "./file-profile.js";
 export { type StoreAccess, writeBlocker as whyNotWritable } from "./open-read-only-store.js";

@@ -1,0 +1,255 @@
+// Change capture over an agent's file: what changed in sessions and messages since a cursor,
+// read without writing anything (see the package README, "Change capture").
+import { existsSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  type ChangeBatch,
+  type ChangeCursor,
+  type ChangesSinceOptions,
+  HermesStoreError,
+  InvalidArgumentError,
+  nonNegativeInt,
+  optionsObject,
+  type SessionRow,
+  toSessionViewFields,
+} from "@hermes/core";
+import { ReadOnlyFile } from "../read-only-file.js";
+import { isBusyError, mapSqliteError } from "../sqlite-errors.js";
+import { type CaptureReads, captureReads, lightHash, stateOf } from "./capture-reads.js";
+import {
+  type CursorState,
+  decodeCursor,
+  emptyCursor,
+  encodeCursor,
+  identityChange,
+  readIdentity,
+  shortHash,
+} from "./change-cursor.js";
+
+function changesSinceArguments(cursor: unknown, o: ChangesSinceOptions | undefined) {
+  const opts = optionsObject("options", o);
+  const intervalMs = nonNegativeInt("intervalMs", opts.intervalMs, 1000, 3_600_000);
+  if (intervalMs < 10) throw new InvalidArgumentError("intervalMs", "intervalMs must be at least 10");
+  const batchSize = nonNegativeInt("batchSize", opts.batchSize, 5000, 1_000_000);
+  if (batchSize === 0) throw new InvalidArgumentError("batchSize", "batchSize must be at least 1");
+  const busyTimeoutMs = nonNegativeInt("busyTimeoutMs", opts.busyTimeoutMs, 1000, 60_000);
+  const signal = opts.signal;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError("signal", "signal must be an AbortSignal");
+  }
+  return {
+    state: cursor === null ? null : decodeCursor(cursor),
+    follow: opts.follow === true,
+    intervalMs,
+    batchSize,
+    busyTimeoutMs,
+    signal,
+  };
+}
+
+function emptyBatch(kind: ChangeBatch["kind"], reason: string | null): ChangeBatch {
+  return {
+    kind,
+    reason,
+    sessions: [],
+    deletedSessionIds: [],
+    messageStates: [],
+    messages: [],
+    cursor: "",
+    caughtUp: false,
+  };
+}
+
+const isEmpty = (b: ChangeBatch) =>
+  b.kind === "changes" &&
+  b.sessions.length === 0 &&
+  b.deletedSessionIds.length === 0 &&
+  b.messageStates.length === 0 &&
+  b.messages.length === 0;
+
+type Row = Record<string, unknown> & { id: string };
+
+/**
+ * Reads sessions of `state.pending` until about `budget` message rows were read, adding what
+ * changed to `batch` and moving their marks forward. `known` holds rows this transaction
+ * already read.
+ */
+function readPending(
+  reads: CaptureReads,
+  state: CursorState,
+  batch: ChangeBatch,
+  budget: number,
+  known: Map<string, Row>,
+): void {
+  const pending = state.pending ?? [];
+  let spent = 0;
+  let done = 0;
+  for (const id of pending) {
+    if (spent >= budget) break;
+    done++;
+    const prev = state.sessions.get(id);
+    const row = known.get(id) ?? reads.session(id);
+    if (row === undefined) {
+      if (prev !== undefined) batch.deletedSessionIds.push(id);
+      state.sessions.delete(id);
+      continue;
+    }
+    const rowHash = shortHash(JSON.stringify(row));
+    const light = reads.light(id);
+    const after = prev?.maxId ?? 0;
+    if (prev === undefined || prev.row !== rowHash) {
+      batch.sessions.push(toSessionViewFields({ ...row }) as unknown as SessionRow);
+    }
+    if (prev !== undefined && lightHash(light, after) !== prev.rows) {
+      batch.messageStates.push({ session_id: id, rows: light.filter((r) => r.id <= after).map(stateOf) });
+    }
+    const fresh = light.length > 0 && light[light.length - 1]!.id > after ? reads.newMessages(id, after) : [];
+    for (const m of fresh) batch.messages.push(m);
+    spent += light.length + fresh.length;
+    state.sessions.set(id, {
+      row: rowHash,
+      maxId: light.length > 0 ? light[light.length - 1]!.id : 0,
+      rows: lightHash(light),
+    });
+  }
+  state.pending = pending.slice(done);
+}
+
+/**
+ * Starts a pass: finds deleted sessions (reported at once) and the sessions to read (new, whose
+ * row changed, or with messages above the cursor's high-water mark).
+ */
+function startPass(reads: CaptureReads, state: CursorState, batch: ChangeBatch, known: Map<string, Row>) {
+  const rows = reads.allSessions();
+  const withNew = reads.sessionsWithNewMessages(state.hwm);
+  const pending: string[] = [];
+  const present = new Set<string>();
+  for (const row of rows) {
+    present.add(row.id);
+    const mark = state.sessions.get(row.id);
+    const newest = withNew.get(row.id);
+    if (
+      mark === undefined ||
+      mark.row !== shortHash(JSON.stringify(row)) ||
+      (newest !== undefined && newest > mark.maxId)
+    ) {
+      pending.push(row.id);
+      known.set(row.id, row);
+    }
+  }
+  for (const id of [...state.sessions.keys()]) {
+    if (present.has(id)) continue;
+    batch.deletedSessionIds.push(id);
+    state.sessions.delete(id);
+  }
+  state.pending = pending;
+  state.pendingHwm = Math.max(state.hwm, reads.maxMessageId());
+}
+
+/** One batch: a read transaction over the file. */
+function step(file: ReadOnlyFile, prior: CursorState | null, budget: number): [ChangeBatch, CursorState] {
+  const conn = file.conn;
+  conn.exec("BEGIN");
+  try {
+    const { identity, seq } = readIdentity(conn, file.profile.tables);
+    const reads = captureReads(conn, file.profile);
+    let why: string | null =
+      prior === null ? "no cursor: a full copy follows" : identityChange(prior.identity, identity);
+    if (why === null && prior !== null) {
+      if (seq < prior.seq)
+        why = `message ids went backwards (sequence ${prior.seq} → ${seq}): a restored or older file`;
+      else if (seq === 0 && reads.maxMessageId() < prior.hwm) why = "message ids went backwards";
+    }
+    if (why !== null) {
+      const fresh = emptyCursor(identity, seq);
+      const batch = emptyBatch("resync", why);
+      batch.cursor = encodeCursor(fresh);
+      return [batch, fresh];
+    }
+    const state = prior as CursorState;
+    state.seq = seq;
+    const batch = emptyBatch("changes", null);
+    const known = new Map<string, Row>();
+    if (state.pending === null) startPass(reads, state, batch, known);
+    readPending(reads, state, batch, budget, known);
+    if (state.pending !== null && state.pending.length === 0) {
+      state.hwm = state.pendingHwm;
+      state.pending = null;
+    }
+    batch.caughtUp = state.pending === null;
+    batch.messages.sort((a, b) => a.id - b.id);
+    batch.cursor = encodeCursor(state);
+    return [batch, state];
+  } finally {
+    if (conn.db.inTransaction) conn.exec("COMMIT");
+  }
+}
+
+/**
+ * What changed in the sessions and messages of the agent's file at `path` since `cursor`, in
+ * the agent's view, as batches to apply in order (see `ChangeBatch`): new and updated sessions
+ * (whole rows: titles, counters, end, flags), new messages, the rows whose visibility or display
+ * order changed (rewind, compaction), deleted sessions and messages. A `null` cursor, or one the
+ * file cannot follow any more (replaced or restored, generation or table layout changed, ids
+ * going backwards), starts with a `resync` batch: drop what you hold; everything follows.
+ *
+ * It only reads: the file is opened read-only (no trigger, table, sidecar or journal-mode change;
+ * WAL or rollback journal; a read-only folder works). Each batch is one short read transaction.
+ * While following, an idle poll costs one `PRAGMA data_version`.
+ *
+ * @example
+ * let cursor = loadCursor() // null the first time
+ * for await (const batch of changesSince("/home/ada/.hermes/state.db", cursor, { follow: true, signal })) {
+ *   applyInOneTransaction(batch) // stores batch.cursor with the data
+ * }
+ */
+export function changesSince(
+  path: string,
+  cursor: ChangeCursor | null,
+  o?: ChangesSinceOptions,
+): AsyncIterable<ChangeBatch> {
+  const a = changesSinceArguments(cursor, o);
+  if (typeof path !== "string" || path === "")
+    throw new InvalidArgumentError("path", "path must be a file path");
+  return (async function* () {
+    if (!existsSync(path)) {
+      throw new HermesStoreError(
+        "STORE_READ_ONLY",
+        `There is no database at ${path}; change capture creates nothing.`,
+      );
+    }
+    const file = ReadOnlyFile.open(path, {
+      busyTimeoutMs: a.busyTimeoutMs,
+      snapshotMaxBytes: 256 * 1024 * 1024,
+      views: true,
+    });
+    const aborted = () => a.signal?.aborted === true;
+    const version = () => {
+      file.refresh();
+      return `${file.generation}:${file.db.pragma("data_version", { simple: true })}`;
+    };
+    let state = a.state;
+    try {
+      while (!aborted()) {
+        const seen = version();
+        let batch: ChangeBatch;
+        try {
+          [batch, state] = step(file, state, a.batchSize);
+        } catch (error) {
+          // A rollback-journal writer holding its lock past the busy timeout: try again later.
+          if (!(a.follow && isBusyError(error))) throw mapSqliteError(error, path);
+          await sleep(a.intervalMs, undefined, { signal: a.signal }).catch(() => undefined);
+          continue;
+        }
+        if (!(a.follow && isEmpty(batch))) yield batch;
+        if (!batch.caughtUp) continue;
+        if (!a.follow) return;
+        while (!aborted() && version() === seen) {
+          await sleep(a.intervalMs, undefined, { signal: a.signal }).catch(() => undefined);
+        }
+      }
+    } finally {
+      file.close();
+    }
+  })();
+}

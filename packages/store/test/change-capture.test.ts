@@ -1,0 +1,191 @@
+// Change capture over an agent's file: after every operation another process does to a copy of
+// the v11, v30 and v31 fixtures, the batches applied to an in-memory mirror equal a fresh full
+// read of the file; a replaced or restored file yields a resync; the file is never touched.
+import { chmodSync, copyFileSync, readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { changesSince, InvalidArgumentError } from "@hermes/store";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { ChangeMirror, expectMirrorEqualsFile, pollUntouched } from "./helpers/change-mirror.js";
+import { runChild, startChild } from "./helpers/child-process.js";
+import { fileState } from "./helpers/file-state.js";
+import { copyOfFixture, SAMPLE_DB, tempDir, V30_SAMPLE_DB, V31_SAMPLE_DB } from "./helpers/temp-dir.js";
+
+type Op = [op: string, args: Record<string, unknown>];
+
+async function agent(path: string, [op, args]: Op): Promise<void> {
+  const child = startChild("agent-ops.mjs", [path, op, JSON.stringify(args)]);
+  const { code, stderr } = await child.exited;
+  if (code !== 0) throw new Error(`${op} failed: ${stderr}`);
+}
+
+/** Runs each operation in a child process, then polls and compares. */
+async function runSequence(path: string, ops: readonly Op[]): Promise<ChangeMirror> {
+  const mirror = new ChangeMirror();
+  const first = await pollUntouched(mirror, path);
+  expect(first[0]?.kind).toBe("resync");
+  expect(first.length).toBeGreaterThan(2); // batchSize 40: the copy comes in several batches
+  await expectMirrorEqualsFile(mirror, path);
+  for (const op of ops) {
+    await agent(path, op);
+    const batches = await pollUntouched(mirror, path);
+    expect(
+      batches.map((b) => b.kind),
+      `${op[0]} is followed, not resynchronised`,
+    ).not.toContain("resync");
+    await expectMirrorEqualsFile(mirror, path);
+  }
+  return mirror;
+}
+
+const NEWER_OPS: Op[] = [
+  ["ref-append", { session: "20260102_120000_tg0001", content: "another turn", role: "user" }],
+  [
+    "ref-append",
+    { session: "20260102_120000_tg0001", content: "ok", role: "assistant", toolCalls: [{ id: "c1" }] },
+  ],
+  ["create", { session: "20261201_000000_new001", source: "cli" }],
+  ["ref-append", { session: "20261201_000000_new001", content: "hello 桂林", role: "user" }],
+  ["ref-append", { session: "20261201_000000_new001", content: "hi", role: "assistant" }],
+  ["ref-append", { session: "20261201_000000_new001", content: "and then?", role: "user" }],
+  ["ref-append", { session: "20261201_000000_new001", content: "this", role: "assistant" }],
+  ["title", { session: "20261201_000000_new001", title: "a new one" }],
+  ["compact", { session: "20261201_000000_new001" }],
+  ["ref-append", { session: "20261201_000000_new001", content: "after compaction", role: "user" }],
+  ["rewind", { session: "20261201_000000_new001" }],
+  ["rewind", { session: "20260107_090000_cli007" }],
+  ["compact", { session: "20260102_120000_tg0001" }],
+  ["flag", { session: "20260105_090000_cli005", flag: "archived", value: 1 }],
+  ["flag", { session: "20260106_000000_matrix", flag: "pinned", value: 1 }],
+  ["flag", { session: "20260106_000000_signal", flag: "hidden", value: 1 }],
+  ["flag", { session: "20260106_000000_acp", flag: "archived", value: 1 }],
+  ["end", { session: "20260106_000000_acp", reason: "user_exit" }],
+  ["delete", { session: "20260106_000000_subagent" }],
+  ["prune", {}],
+];
+
+describe("changesSince: a mirror of an agent's file equals a fresh read after every operation", () => {
+  it("v11 (rollback journal, then WAL): the store's and the reference's writes", async () => {
+    const path = copyOfFixture(SAMPLE_DB);
+    const s = "20260102_120000_tg0001";
+    const mirror = await runSequence(path, [
+      ["ref-append", { session: s, content: "reference insert" }],
+      ["store-append", { session: s, content: "the store's append" }],
+      ["store-title", { session: s, title: "renamed by the store" }],
+      ["title", { session: s, title: "renamed by SQL" }],
+      ["store-end", { session: s, reason: "user_exit" }],
+      ["store-delete", { session: "20260101_093000_cli002" }],
+      ["store-prune", {}],
+    ]);
+    // The reference writer switches the file to WAL: follow it while it writes.
+    const resyncs = mirror.kinds.filter((k) => k === "resync").length;
+    const ac = new AbortController();
+    const writer = startChild("reference-writer.mjs", [path, "cc", "60"]);
+    const feed = (async () => {
+      for await (const b of changesSince(path, mirror.cursor, {
+        follow: true,
+        intervalMs: 20,
+        signal: ac.signal,
+      })) {
+        mirror.apply(b);
+      }
+    })();
+    expect((await writer.exited).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    ac.abort();
+    await feed;
+    expect(mirror.kinds.filter((k) => k === "resync")).toHaveLength(resyncs);
+    expect(mirror.kinds.length).toBeGreaterThan(resyncs + 8);
+    await mirror.poll(path);
+    expect(mirror.sessionMessages("reference-cc")).toHaveLength(60);
+    await expectMirrorEqualsFile(mirror, path);
+  });
+
+  it("v30 (rollback journal): appends, compaction, rewind, title, end, flags, delete, prune", async () => {
+    await runSequence(copyOfFixture(V30_SAMPLE_DB), NEWER_OPS);
+  });
+
+  it("v31: the same with uids, and the auto-archive flag", async () => {
+    const path = copyOfFixture(V31_SAMPLE_DB);
+    const mirror = await runSequence(path, [
+      ...NEWER_OPS,
+      ["flag", { session: "20260104_100500_cli004", flag: "auto_archived", value: 1 }],
+    ]);
+    const copies = mirror.sessionMessages("20261201_000000_new001");
+    expect(copies.every((m) => typeof m.message_uid === "string")).toBe(true);
+    expect(mirror.sessions.get("20260104_100500_cli004")?.auto_archived).toBe(true);
+  });
+});
+
+describe("changesSince: what a cursor cannot follow is a resync", () => {
+  it("a different fixture copied over the file", async () => {
+    const path = copyOfFixture(SAMPLE_DB);
+    const mirror = new ChangeMirror();
+    await mirror.poll(path);
+    copyFileSync(V30_SAMPLE_DB, path);
+    const batches = await mirror.poll(path);
+    expect(batches[0]?.kind).toBe("resync");
+    expect(batches[0]?.reason).toMatch(/schema version|application_id|rebuilt/);
+    await expectMirrorEqualsFile(mirror, path);
+  });
+
+  it("a restored older copy of the same file", async () => {
+    const path = copyOfFixture(V31_SAMPLE_DB);
+    const backup = join(tempDir(), "backup.db");
+    copyFileSync(path, backup);
+    const mirror = new ChangeMirror();
+    await mirror.poll(path);
+    await agent(path, ["ref-append", { session: "20260102_120000_tg0001", content: "lost on restore" }]);
+    await mirror.poll(path);
+    copyFileSync(backup, path);
+    const batches = await mirror.poll(path);
+    expect(batches[0]?.kind).toBe("resync");
+    expect(batches[0]?.reason).toMatch(/went backwards/);
+    await expectMirrorEqualsFile(mirror, path);
+    expect(mirror.kinds.filter((k) => k === "resync")).toHaveLength(2);
+  });
+
+  it("a table rebuilt (VACUUM renumbers nothing here, so a new column stands in)", async () => {
+    const path = copyOfFixture(SAMPLE_DB);
+    const mirror = new ChangeMirror();
+    await mirror.poll(path);
+    const db = new Database(path);
+    db.exec("ALTER TABLE sessions ADD COLUMN extra TEXT");
+    db.close();
+    const batches = await mirror.poll(path);
+    expect(batches[0]?.kind).toBe("resync");
+    expect(batches[0]?.reason).toMatch(/rebuilt or reshaped/);
+  });
+
+  it("a cursor that is not one is an InvalidArgumentError", () => {
+    expect(() => changesSince(SAMPLE_DB, "{nope")).toThrow(InvalidArgumentError);
+    expect(() => changesSince(SAMPLE_DB, null, { batchSize: 0 })).toThrow(InvalidArgumentError);
+  });
+});
+
+describe("changesSince reads only", () => {
+  it("in a read-only folder (0555), a WAL file and a rollback-journal file, nothing changes", async () => {
+    for (const fixture of [V31_SAMPLE_DB, SAMPLE_DB]) {
+      const path = copyOfFixture(fixture, 0o444);
+      if (fixture === SAMPLE_DB) {
+        // Make it a WAL file first (as the reference writer leaves it), then lock the folder.
+        chmodSync(path, 0o644);
+        await runChild("reference-writer.mjs", [path, "ro", "5"]);
+        chmodSync(path, 0o444);
+      }
+      const dir = dirname(path);
+      chmodSync(dir, 0o555);
+      try {
+        const before = fileState(path);
+        const mirror = new ChangeMirror();
+        await mirror.poll(path);
+        await mirror.poll(path);
+        expect(fileState(path)).toEqual(before);
+        expect(readdirSync(dir)).toEqual(["state.db"]);
+        await expectMirrorEqualsFile(mirror, path);
+      } finally {
+        chmodSync(dir, 0o755);
+      }
+    }
+  });
+});
