@@ -13,9 +13,13 @@ export type LightRow = CapturedMessageState & { timestamp: number };
 
 /** Prepared reads of one file layout. */
 export interface CaptureReads {
-  /** Every session, whole rows (through the read model's view on a newer agent's file). */
-  allSessions(): Array<Record<string, unknown> & { id: string }>;
-  session(id: string): (Record<string, unknown> & { id: string }) | undefined;
+  /**
+   * The signature of every session: its whole row (through the read model's view on a newer
+   * agent's file) as one text built by SQLite, so a pass creates no row objects.
+   */
+  allSessionSigs(): Array<{ id: string; sig: string }>;
+  /** One session's whole row and its signature. */
+  session(id: string): { row: Record<string, unknown> & { id: string }; sig: string } | undefined;
   /** Sessions with messages above `afterId`, and their highest id. */
   sessionsWithNewMessages(afterId: number): Map<string, number>;
   maxMessageId(): number;
@@ -41,9 +45,20 @@ export function captureReads(conn: DatabaseConnection, profile: FileProfile): Ca
   const hasModelOnly = profile.features.displayMetadata;
   const lightSql = `SELECT ${lightList.join(", ")} FROM main.messages m WHERE m.session_id = ? ORDER BY m.id`;
   const fullSql = `SELECT ${fullList} FROM main.messages m WHERE m.session_id = ? AND m.id > ? ORDER BY m.id`;
+  // `sessions` is the temp view of the read model on a newer agent's file, the table otherwise.
+  const sessionColumns = conn.db.prepare("SELECT * FROM sessions LIMIT 0").columns();
+  const sig = sessionColumns.map((c) => `quote("${c.name.replace(/"/g, '""')}")`).join(" || '|' || ");
   return {
-    allSessions: () => conn.all("SELECT * FROM sessions"),
-    session: (id) => conn.get("SELECT * FROM sessions WHERE id = ?", [id]),
+    allSessionSigs: () => conn.all(`SELECT id, ${sig} AS sig FROM sessions`),
+    session(id) {
+      const row = conn.get<Record<string, unknown> & { id: string; _sig: string }>(
+        `SELECT *, ${sig} AS _sig FROM sessions WHERE id = ?`,
+        [id],
+      );
+      if (row === undefined) return undefined;
+      const { _sig, ...rest } = row;
+      return { row: rest as Record<string, unknown> & { id: string }, sig: _sig };
+    },
     sessionsWithNewMessages(afterId) {
       const rows = conn.all<{ session_id: string; mx: number }>(
         "SELECT session_id, MAX(id) AS mx FROM main.messages WHERE id > ? GROUP BY session_id",

@@ -67,20 +67,11 @@ const isEmpty = (b: ChangeBatch) =>
   b.messageStates.length === 0 &&
   b.messages.length === 0;
 
-type Row = Record<string, unknown> & { id: string };
-
 /**
  * Reads sessions of `state.pending` until about `budget` message rows were read, adding what
- * changed to `batch` and moving their marks forward. `known` holds rows this transaction
- * already read.
+ * changed to `batch` and moving their marks forward.
  */
-function readPending(
-  reads: CaptureReads,
-  state: CursorState,
-  batch: ChangeBatch,
-  budget: number,
-  known: Map<string, Row>,
-): void {
+function readPending(reads: CaptureReads, state: CursorState, batch: ChangeBatch, budget: number): void {
   const pending = state.pending ?? [];
   let spent = 0;
   let done = 0;
@@ -88,13 +79,14 @@ function readPending(
     if (spent >= budget) break;
     done++;
     const prev = state.sessions.get(id);
-    const row = known.get(id) ?? reads.session(id);
-    if (row === undefined) {
+    const read = reads.session(id);
+    if (read === undefined) {
       if (prev !== undefined) batch.deletedSessionIds.push(id);
       state.sessions.delete(id);
       continue;
     }
-    const rowHash = shortHash(JSON.stringify(row));
+    const { row } = read;
+    const rowHash = shortHash(read.sig);
     const light = reads.light(id);
     const after = prev?.maxId ?? 0;
     if (prev === undefined || prev.row !== rowHash) {
@@ -119,8 +111,8 @@ function readPending(
  * Starts a pass: finds deleted sessions (reported at once) and the sessions to read (new, whose
  * row changed, or with messages above the cursor's high-water mark).
  */
-function startPass(reads: CaptureReads, state: CursorState, batch: ChangeBatch, known: Map<string, Row>) {
-  const rows = reads.allSessions();
+function startPass(reads: CaptureReads, state: CursorState, batch: ChangeBatch) {
+  const rows = reads.allSessionSigs();
   const withNew = reads.sessionsWithNewMessages(state.hwm);
   const pending: string[] = [];
   const present = new Set<string>();
@@ -130,11 +122,10 @@ function startPass(reads: CaptureReads, state: CursorState, batch: ChangeBatch, 
     const newest = withNew.get(row.id);
     if (
       mark === undefined ||
-      mark.row !== shortHash(JSON.stringify(row)) ||
-      (newest !== undefined && newest > mark.maxId)
+      (newest !== undefined && newest > mark.maxId) ||
+      mark.row !== shortHash(row.sig)
     ) {
       pending.push(row.id);
-      known.set(row.id, row);
     }
   }
   for (const id of [...state.sessions.keys()]) {
@@ -169,9 +160,8 @@ function step(file: ReadOnlyFile, prior: CursorState | null, budget: number): [C
     const state = prior as CursorState;
     state.seq = seq;
     const batch = emptyBatch("changes", null);
-    const known = new Map<string, Row>();
-    if (state.pending === null) startPass(reads, state, batch, known);
-    readPending(reads, state, batch, budget, known);
+    if (state.pending === null) startPass(reads, state, batch);
+    readPending(reads, state, batch, budget);
     if (state.pending !== null && state.pending.length === 0) {
       state.hwm = state.pendingHwm;
       state.pending = null;
