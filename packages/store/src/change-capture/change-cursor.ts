@@ -1,6 +1,6 @@
 // The cursor of change capture: what a consumer holds of a file, small enough to store beside
 // the data (a few tens of bytes per session), and the file identity it is valid for.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { InvalidArgumentError } from "@hermes/core";
 import type { DatabaseConnection } from "../database-connection.js";
 
@@ -57,23 +57,24 @@ type Encoded = {
 
 /** A short hash (72 bits, base64url) of a text. */
 export function shortHash(text: string): string {
-  return createHash("sha1").update(text).digest("base64url").slice(0, 12);
+  // One-shot `hash` is about twice as fast as createHash() for short texts (one per session a pass).
+  return hash("sha1", text, "base64url").slice(0, 12);
 }
 
-/** The cursor as the opaque string consumers store. */
+/** The cursor as the opaque string consumers store (built as text: one entry a session). */
 export function encodeCursor(c: CursorState): string {
-  const s: Encoded["s"] = {};
-  for (const [id, m] of c.sessions) s[id] = [m.row, m.maxId, m.rows];
-  const e: Encoded = {
+  const head: Omit<Encoded, "s"> = {
     v: CURSOR_VERSION,
     id: c.identity,
     seq: c.seq,
     hwm: c.hwm,
     p: c.pending,
     ph: c.pendingHwm,
-    s,
   };
-  return JSON.stringify(e);
+  const entries: string[] = [];
+  // Hashes are base64url: no character needs escaping.
+  for (const [id, m] of c.sessions) entries.push(`${JSON.stringify(id)}:["${m.row}",${m.maxId},"${m.rows}"]`);
+  return `${JSON.stringify(head).slice(0, -1)},"s":{${entries.join(",")}}}`;
 }
 
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
