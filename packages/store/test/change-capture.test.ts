@@ -1,7 +1,7 @@
 // Change capture over an agent's file: after every operation another process does to a copy of
 // the v11, v30 and v31 fixtures, the batches applied to an in-memory mirror equal a fresh full
 // read of the file; a replaced or restored file yields a resync; the file is never touched.
-import { chmodSync, copyFileSync, readdirSync } from "node:fs";
+import { chmodSync, copyFileSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { changesSince, InvalidArgumentError } from "@hermes/store";
 import Database from "better-sqlite3";
@@ -143,6 +143,37 @@ describe("changesSince: what a cursor cannot follow is a resync", () => {
     expect(batches[0]?.reason).toMatch(/went backwards/);
     await expectMirrorEqualsFile(mirror, path);
     expect(mirror.kinds.filter((k) => k === "resync")).toHaveLength(2);
+  });
+
+  it("while following, an older copy renamed over the file", async () => {
+    const path = copyOfFixture(V30_SAMPLE_DB);
+    const backup = join(tempDir(), "backup.db");
+    copyFileSync(path, backup);
+    const mirror = new ChangeMirror();
+    await mirror.poll(path);
+    const ac = new AbortController();
+    const seen: string[] = [];
+    const feed = (async () => {
+      for await (const b of changesSince(path, mirror.cursor, {
+        follow: true,
+        intervalMs: 20,
+        signal: ac.signal,
+      })) {
+        mirror.apply(b);
+        seen.push(b.kind);
+        if (b.kind === "resync") continue;
+        if (seen.includes("resync") && b.caughtUp) ac.abort();
+      }
+    })();
+    await agent(path, ["ref-append", { session: "20260102_120000_tg0001", content: "lost on restore" }]);
+    while (seen.length === 0) await new Promise((r) => setTimeout(r, 20));
+    const staged = join(dirname(path), "restore.tmp");
+    copyFileSync(backup, staged);
+    renameSync(staged, path);
+    await feed;
+    expect(seen[0]).toBe("changes");
+    expect(seen).toContain("resync");
+    await expectMirrorEqualsFile(mirror, path);
   });
 
   it("a table rebuilt (VACUUM renumbers nothing here, so a new column stands in)", async () => {

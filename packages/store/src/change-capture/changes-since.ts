@@ -1,6 +1,6 @@
 // Change capture over an agent's file: what changed in sessions and messages since a cursor,
 // read without writing anything (see the package README, "Change capture").
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   type ChangeBatch,
@@ -25,6 +25,15 @@ import {
   readIdentity,
   shortHash,
 } from "./change-cursor.js";
+
+/** The inode of `path`, or `null` while it cannot be read (being replaced). */
+function inodeOf(path: string): bigint | null {
+  try {
+    return statSync(path, { bigint: true }).ino;
+  } catch {
+    return null;
+  }
+}
 
 function changesSinceArguments(cursor: unknown, o: ChangesSinceOptions | undefined) {
   const opts = optionsObject("options", o);
@@ -208,15 +217,28 @@ export function changesSince(
         `There is no database at ${path}; change capture creates nothing.`,
       );
     }
-    const file = ReadOnlyFile.open(path, {
-      busyTimeoutMs: a.busyTimeoutMs,
-      snapshotMaxBytes: 256 * 1024 * 1024,
-      views: true,
+    const open = () => ({
+      file: ReadOnlyFile.open(path, {
+        busyTimeoutMs: a.busyTimeoutMs,
+        snapshotMaxBytes: 256 * 1024 * 1024,
+        views: true,
+      }),
+      ino: inodeOf(path),
     });
+    let { file, ino } = open();
+    let reopened = 0;
     const aborted = () => a.signal?.aborted === true;
     const version = () => {
+      // Another file renamed over the path (a restore): the open connection still reads the
+      // old one, so open the new one; the identity checks then decide between diff and resync.
+      const now = inodeOf(path);
+      if (now !== null && now !== ino) {
+        file.close();
+        ({ file, ino } = open());
+        reopened++;
+      }
       file.refresh();
-      return `${file.generation}:${file.db.pragma("data_version", { simple: true })}`;
+      return `${reopened}:${file.generation}:${file.db.pragma("data_version", { simple: true })}`;
     };
     let state = a.state;
     try {
