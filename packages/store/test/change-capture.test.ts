@@ -81,15 +81,7 @@ describe("changesSince: a mirror of an agent's file equals a fresh read after ev
     const resyncs = mirror.kinds.filter((k) => k === "resync").length;
     const ac = new AbortController();
     const writer = startChild("reference-writer.mjs", [path, "cc", "60"]);
-    const feed = (async () => {
-      for await (const b of changesSince(path, mirror.cursor, {
-        follow: true,
-        intervalMs: 20,
-        signal: ac.signal,
-      })) {
-        mirror.apply(b);
-      }
-    })();
+    const feed = mirror.follow(path, ac.signal);
     expect((await writer.exited).code).toBe(0);
     await new Promise((r) => setTimeout(r, 300));
     ac.abort();
@@ -153,18 +145,10 @@ describe("changesSince: what a cursor cannot follow is a resync", () => {
     await mirror.poll(path);
     const ac = new AbortController();
     const seen: string[] = [];
-    const feed = (async () => {
-      for await (const b of changesSince(path, mirror.cursor, {
-        follow: true,
-        intervalMs: 20,
-        signal: ac.signal,
-      })) {
-        mirror.apply(b);
-        seen.push(b.kind);
-        if (b.kind === "resync") continue;
-        if (seen.includes("resync") && b.caughtUp) ac.abort();
-      }
-    })();
+    const feed = mirror.follow(path, ac.signal, (b) => {
+      seen.push(b.kind);
+      if (b.kind !== "resync" && seen.includes("resync") && b.caughtUp) ac.abort();
+    });
     await agent(path, ["ref-append", { session: "20260102_120000_tg0001", content: "lost on restore" }]);
     while (seen.length === 0) await new Promise((r) => setTimeout(r, 20));
     const staged = join(dirname(path), "restore.tmp");

@@ -57,6 +57,21 @@ export class ChangeMirror {
     return batches;
   }
 
+  /**
+   * Follows `path` from the mirror's cursor (polls every 20 ms), applying each batch and handing
+   * it to `onBatch`, until `signal` aborts. Returns when the feed ends.
+   */
+  async follow(
+    path: string,
+    signal: AbortSignal,
+    onBatch: (b: ChangeBatch) => void = () => {},
+  ): Promise<void> {
+    for await (const b of changesSince(path, this.cursor, { follow: true, intervalMs: 20, signal })) {
+      this.apply(b);
+      onBatch(b);
+    }
+  }
+
   sessionMessages(id: string): CapturedMessage[] {
     return [...this.messages.values()].filter((m) => m.session_id === id).sort((a, b) => a.id - b.id);
   }
