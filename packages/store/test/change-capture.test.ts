@@ -109,6 +109,24 @@ describe("changesSince: a mirror of an agent's file equals a fresh read after ev
   });
 });
 
+describe("changesSince: a cursor taken between two batches resumes there", () => {
+  it("a first copy stopped after two batches, resumed with writes in between", async () => {
+    const path = copyOfFixture(V31_SAMPLE_DB);
+    const mirror = new ChangeMirror();
+    let taken = 0;
+    for await (const b of changesSince(path, null, { batchSize: 20 })) {
+      mirror.apply(b);
+      if (++taken === 3) break; // the resync and two batches of rows: a consumer killed here
+    }
+    expect(mirror.sessions.size).toBeGreaterThan(0);
+    await agent(path, ["compact", { session: "20260102_120000_tg0001" }]);
+    await agent(path, ["delete", { session: "20260106_000000_subagent" }]);
+    const rest = await mirror.poll(path, { batchSize: 20 });
+    expect(rest.map((b) => b.kind)).not.toContain("resync");
+    await expectMirrorEqualsFile(mirror, path);
+  });
+});
+
 describe("changesSince: what a cursor cannot follow is a resync", () => {
   it("a different fixture copied over the file", async () => {
     const path = copyOfFixture(SAMPLE_DB);

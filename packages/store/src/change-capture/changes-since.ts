@@ -169,13 +169,16 @@ function step(file: ReadOnlyFile, prior: CursorState | null, budget: number): [C
     const state = prior as CursorState;
     state.seq = seq;
     const batch = emptyBatch("changes", null);
-    if (state.pending === null) startPass(reads, state, batch);
+    const started = state.pending === null;
+    if (started) startPass(reads, state, batch);
     readPending(reads, state, batch, budget);
     if (state.pending !== null && state.pending.length === 0) {
       state.hwm = state.pendingHwm;
       state.pending = null;
+      // A pass spread over several transactions may have missed what was written meanwhile to
+      // sessions it had already read: only a pass done in one transaction catches up.
+      batch.caughtUp = started;
     }
-    batch.caughtUp = state.pending === null;
     batch.messages.sort((a, b) => a.id - b.id);
     batch.cursor = encodeCursor(state);
     return [batch, state];
