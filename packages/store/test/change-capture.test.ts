@@ -194,6 +194,13 @@ describe("changesSince: what a cursor cannot follow is a resync", () => {
     expect(() => changesSince(SAMPLE_DB, "{nope")).toThrow(InvalidArgumentError);
     expect(() => changesSince(SAMPLE_DB, null, { batchSize: 0 })).toThrow(InvalidArgumentError);
   });
+
+  it("a missing file is STORE_READ_ONLY, and nothing is created", async () => {
+    const dir = tempDir();
+    const path = join(dir, "state.db");
+    await expect(new ChangeMirror().poll(path)).rejects.toMatchObject({ code: "STORE_READ_ONLY" });
+    expect(readdirSync(dir)).toEqual([]);
+  });
 });
 
 describe("changesSince reads only", () => {
