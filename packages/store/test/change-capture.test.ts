@@ -3,7 +3,7 @@
 // read of the file; a replaced or restored file yields a resync; the file is never touched.
 import { chmodSync, copyFileSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { changesSince, InvalidArgumentError } from "@hermes/store";
+import { type ChangeBatch, changesSince, InvalidArgumentError } from "@hermes/store";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { ChangeMirror, expectMirrorEqualsFile, pollUntouched } from "./helpers/change-mirror.js";
@@ -106,6 +106,57 @@ describe("changesSince: a mirror of an agent's file equals a fresh read after ev
     const copies = mirror.sessionMessages("20261201_000000_new001");
     expect(copies.every((m) => typeof m.message_uid === "string")).toBe(true);
     expect(mirror.sessions.get("20260104_100500_cli004")?.auto_archived).toBe(true);
+  });
+});
+
+/** Waits until `check` holds, polling every 20 ms, for at most `ms`. */
+async function until(check: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("changesSince with sessionScanIntervalMs: appends at once, the rest at the next full pass", () => {
+  it("appends-only batches are exact; a title change waits for the pass", async () => {
+    const path = copyOfFixture(V30_SAMPLE_DB);
+    const s = "20260102_120000_tg0001";
+    const mirror = new ChangeMirror();
+    await mirror.poll(path);
+    const batches: ChangeBatch[] = [];
+    const ac = new AbortController();
+    const feed = mirror.follow(path, ac.signal, (b) => batches.push(b), 60_000);
+    await agent(path, ["title", { session: "20260103_080000_dc0001", title: "seen at the next pass" }]);
+    await agent(path, ["ref-append", { session: s, content: "fast path" }]);
+    await until(() => mirror.sessionMessages(s).some((m) => m.content === "fast path"));
+    await agent(path, ["rewind", { session: s }]);
+    await agent(path, ["ref-append", { session: s, content: "after the rewind" }]);
+    await until(() => mirror.sessionMessages(s).some((m) => m.content === "after the rewind"));
+    ac.abort();
+    await feed;
+    // The follower's first poll was a full pass that found nothing (not yielded); every batch
+    // after it read appends only.
+    expect(batches.length).toBeGreaterThan(1);
+    expect(batches.every((b) => !b.caughtUp && b.deletedSessionIds.length === 0)).toBe(true);
+    expect(mirror.sessions.get("20260103_080000_dc0001")?.title).not.toBe("seen at the next pass");
+    expect(mirror.sessionMessages(s).filter((m) => m.view_state === "superseded").length).toBeGreaterThan(0);
+    await mirror.poll(path); // a full pass
+    expect(mirror.sessions.get("20260103_080000_dc0001")?.title).toBe("seen at the next pass");
+    await expectMirrorEqualsFile(mirror, path);
+  });
+
+  it("a session changed without a new message comes with the next full pass", async () => {
+    const path = copyOfFixture(V31_SAMPLE_DB);
+    const mirror = new ChangeMirror();
+    await mirror.poll(path);
+    const ac = new AbortController();
+    const feed = mirror.follow(path, ac.signal, () => {}, 300);
+    await agent(path, ["flag", { session: "20260106_000000_acp", flag: "hidden", value: 1 }]);
+    await until(() => mirror.sessions.get("20260106_000000_acp")?.hidden === true);
+    ac.abort();
+    await feed;
+    await expectMirrorEqualsFile(mirror, path);
   });
 });
 

@@ -78,6 +78,14 @@ export interface ChangesSinceOptions {
   signal?: AbortSignal;
   /** About how many message rows one batch reads (default 5000; one session is never split). */
   batchSize?: number;
+  /**
+   * While following: the least time between two full passes, in ms (default 0: every poll that
+   * sees a commit is one). In between, a poll reads only the sessions with new messages (a rowid
+   * range: cheap however many sessions the file has), exactly, in batches that are not
+   * `caughtUp`; a session changed without a new message (a title, a flag, an end, a delete) is
+   * reported by the next full pass, at most this long after.
+   */
+  sessionScanIntervalMs?: number;
   /** How long a poll waits for a writer's lock on a rollback-journal file, in ms (default 1000). */
   busyTimeoutMs?: number;
 }

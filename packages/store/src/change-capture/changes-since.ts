@@ -42,6 +42,12 @@ function changesSinceArguments(cursor: unknown, o: ChangesSinceOptions | undefin
   const batchSize = nonNegativeInt("batchSize", opts.batchSize, 5000, 1_000_000);
   if (batchSize === 0) throw new InvalidArgumentError("batchSize", "batchSize must be at least 1");
   const busyTimeoutMs = nonNegativeInt("busyTimeoutMs", opts.busyTimeoutMs, 1000, 60_000);
+  const sessionScanIntervalMs = nonNegativeInt(
+    "sessionScanIntervalMs",
+    opts.sessionScanIntervalMs,
+    0,
+    86_400_000,
+  );
   const signal = opts.signal;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidArgumentError("signal", "signal must be an AbortSignal");
@@ -52,6 +58,7 @@ function changesSinceArguments(cursor: unknown, o: ChangesSinceOptions | undefin
     intervalMs,
     batchSize,
     busyTimeoutMs,
+    sessionScanIntervalMs,
     signal,
   };
 }
@@ -146,8 +153,30 @@ function startPass(reads: CaptureReads, state: CursorState, batch: ChangeBatch) 
   state.pendingHwm = Math.max(state.hwm, reads.maxMessageId());
 }
 
-/** One batch: a read transaction over the file. */
-function step(file: ReadOnlyFile, prior: CursorState | null, budget: number): [ChangeBatch, CursorState] {
+/**
+ * Reads only the sessions with messages above the high-water mark (a rowid range): new rows,
+ * and those sessions' rows and states, exactly. Sessions changed without a new message wait for
+ * the next pass. Such a batch is never `caughtUp`.
+ */
+function readAppends(reads: CaptureReads, state: CursorState, batch: ChangeBatch): void {
+  const top = reads.maxMessageId();
+  const touched: string[] = [];
+  for (const [id, newest] of reads.sessionsWithNewMessages(state.hwm)) {
+    if (newest > (state.sessions.get(id)?.maxId ?? 0)) touched.push(id);
+  }
+  state.pending = touched;
+  readPending(reads, state, batch, Number.POSITIVE_INFINITY);
+  state.pending = null;
+  state.hwm = Math.max(state.hwm, top);
+}
+
+/** One batch: a read transaction over the file (`appendsOnly`: see {@link readAppends}). */
+function step(
+  file: ReadOnlyFile,
+  prior: CursorState | null,
+  budget: number,
+  appendsOnly = false,
+): [ChangeBatch, CursorState] {
   const conn = file.conn;
   conn.exec("BEGIN");
   try {
@@ -169,6 +198,12 @@ function step(file: ReadOnlyFile, prior: CursorState | null, budget: number): [C
     const state = prior as CursorState;
     state.seq = seq;
     const batch = emptyBatch("changes", null);
+    if (appendsOnly && state.pending === null) {
+      readAppends(reads, state, batch);
+      batch.messages.sort((a, b) => a.id - b.id);
+      batch.cursor = encodeCursor(state);
+      return [batch, state];
+    }
     const started = state.pending === null;
     if (started) startPass(reads, state, batch);
     readPending(reads, state, batch, budget);
@@ -244,22 +279,32 @@ export function changesSince(
       return `${reopened}:${file.generation}:${file.db.pragma("data_version", { simple: true })}`;
     };
     let state = a.state;
+    // While following with sessionScanIntervalMs: when the last full pass began, and whether
+    // commits were read since by appends-only batches (so a full pass is owed).
+    let lastScan = Number.NEGATIVE_INFINITY;
+    let owed = false;
+    const scanDue = () => performance.now() - lastScan >= a.sessionScanIntervalMs;
     try {
       while (!aborted()) {
         const seen = version();
+        const appendsOnly = a.follow && state !== null && state.pending === null && !scanDue();
+        const began = performance.now();
         let batch: ChangeBatch;
         try {
-          [batch, state] = step(file, state, a.batchSize);
+          [batch, state] = step(file, state, a.batchSize, appendsOnly);
         } catch (error) {
           // A rollback-journal writer holding its lock past the busy timeout: try again later.
           if (!(a.follow && isBusyError(error))) throw mapSqliteError(error, path);
           await sleep(a.intervalMs, undefined, { signal: a.signal }).catch(() => undefined);
           continue;
         }
+        if (batch.kind === "resync") lastScan = Number.NEGATIVE_INFINITY;
+        else if (batch.caughtUp) [lastScan, owed] = [began, false];
+        else if (appendsOnly) owed = true;
         if (!(a.follow && isEmpty(batch))) yield batch;
-        if (!batch.caughtUp) continue;
+        if (batch.kind === "resync" || (!batch.caughtUp && !appendsOnly)) continue;
         if (!a.follow) return;
-        while (!aborted() && version() === seen) {
+        while (!aborted() && version() === seen && !(owed && scanDue())) {
           await sleep(a.intervalMs, undefined, { signal: a.signal }).catch(() => undefined);
         }
       }

@@ -58,15 +58,22 @@ export class ChangeMirror {
   }
 
   /**
-   * Follows `path` from the mirror's cursor (polls every 20 ms), applying each batch and handing
+   * Follows `path` from the mirror's cursor (polls every 20 ms; full passes at least
+   * `sessionScanIntervalMs` apart), applying each batch and handing
    * it to `onBatch`, until `signal` aborts. Returns when the feed ends.
    */
   async follow(
     path: string,
     signal: AbortSignal,
     onBatch: (b: ChangeBatch) => void = () => {},
+    sessionScanIntervalMs = 0,
   ): Promise<void> {
-    for await (const b of changesSince(path, this.cursor, { follow: true, intervalMs: 20, signal })) {
+    for await (const b of changesSince(path, this.cursor, {
+      follow: true,
+      intervalMs: 20,
+      signal,
+      sessionScanIntervalMs,
+    })) {
       this.apply(b);
       onBatch(b);
     }
