@@ -3,6 +3,7 @@
 import { hash } from "node:crypto";
 import { InvalidArgumentError } from "@hermes/core";
 import type { DatabaseConnection } from "../database-connection.js";
+import { SessionMarks } from "./session-marks.js";
 
 const CURSOR_VERSION = 1;
 
@@ -22,16 +23,6 @@ export interface FileIdentity {
   tables: string;
 }
 
-/** A session as the cursor remembers it. */
-export interface SessionMark {
-  /** Hash of the whole session row as read (read-model fields included). */
-  row: string;
-  /** Highest message id the consumer holds for it (0: none). */
-  maxId: number;
-  /** Hash of the states of all its rows up to `maxId` (see `lightHash`). */
-  rows: string;
-}
-
 /** The decoded cursor. */
 export interface CursorState {
   identity: FileIdentity;
@@ -42,7 +33,7 @@ export interface CursorState {
   /** Sessions still to read in the current pass, and the `hwm` the pass ends at; `null` between passes. */
   pending: string[] | null;
   pendingHwm: number;
-  sessions: Map<string, SessionMark>;
+  sessions: SessionMarks;
 }
 
 type Encoded = {
@@ -71,10 +62,7 @@ export function encodeCursor(c: CursorState): string {
     p: c.pending,
     ph: c.pendingHwm,
   };
-  const entries: string[] = [];
-  // Hashes are base64url: no character needs escaping.
-  for (const [id, m] of c.sessions) entries.push(`${JSON.stringify(id)}:["${m.row}",${m.maxId},"${m.rows}"]`);
-  return `${JSON.stringify(head).slice(0, -1)},"s":{${entries.join(",")}}}`;
+  return `${JSON.stringify(head).slice(0, -1)},"s":{${c.sessions.encoded()}}}`;
 }
 
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
@@ -97,7 +85,7 @@ export function decodeCursor(text: unknown): CursorState {
     throw bad("bad pending list");
   }
   if (typeof e.s !== "object" || e.s === null) throw bad("bad sessions");
-  const sessions = new Map<string, SessionMark>();
+  const sessions = new SessionMarks();
   for (const [id, m] of Object.entries(e.s)) {
     if (!Array.isArray(m) || typeof m[0] !== "string" || !isInt(m[1]) || typeof m[2] !== "string") {
       throw bad(`bad mark of session ${id}`);
@@ -116,7 +104,7 @@ export function decodeCursor(text: unknown): CursorState {
 
 /** A cursor holding nothing of the file (after a resync). */
 export function emptyCursor(identity: FileIdentity, seq: number): CursorState {
-  return { identity, seq, hwm: 0, pending: null, pendingHwm: 0, sessions: new Map() };
+  return { identity, seq, hwm: 0, pending: null, pendingHwm: 0, sessions: new SessionMarks() };
 }
 
 /** Why `was` cannot be followed on a file that now reads `now`; `null` when it can. */
