@@ -26,6 +26,14 @@ export {
   sessionPageArguments,
   sessionPageCursor,
 } from "./browsing/session-page-arguments.js";
+export type {
+  CapturedMessage,
+  CapturedMessageState,
+  ChangeBatch,
+  ChangeCursor,
+  ChangesSinceOptions,
+  SessionMessageStates,
+} from "./change-capture/change-batch.js";
 export {
   type AnthropicContentBlock,
   type AnthropicConversation,

@@ -106,6 +106,13 @@ function sessionViewList(columns: ReadonlySet<string>): string[] {
   return SESSION_VIEW_KEYS.filter((k) => columns.has(k)).map((k) => `s.${q(k)}`);
 }
 
+/** `view_state` of `m` from `active` and `compacted`, as a select item; `null` without `active`. */
+export function viewStateItem(columns: ReadonlySet<string>): string | null {
+  if (!columns.has("active")) return null;
+  const compacted = columns.has("compacted") ? "m.compacted = 1" : "0";
+  return `CASE WHEN m.active = 1 THEN 'active' WHEN ${compacted} THEN 'compacted' ELSE 'superseded' END AS "view_state"`;
+}
+
 /**
  * The read model's message fields the file has columns for, as select items of `m`: the uid
  * columns as stored (JSON text, parsed by `toMessageRow`), `view_state` from `active` and
@@ -115,11 +122,8 @@ function messageViewList(columns: ReadonlySet<string>): string[] {
   const items: string[] = [];
   for (const key of MESSAGE_VIEW_KEYS) {
     if (key === "view_state") {
-      if (!columns.has("active")) continue;
-      const compacted = columns.has("compacted") ? "m.compacted = 1" : "0";
-      items.push(
-        `CASE WHEN m.active = 1 THEN 'active' WHEN ${compacted} THEN 'compacted' ELSE 'superseded' END AS "view_state"`,
-      );
+      const item = viewStateItem(columns);
+      if (item !== null) items.push(item);
     } else if (key === "compressed_summary") {
       if (columns.has("_compressed_summary")) items.push(`m."_compressed_summary" AS "compressed_summary"`);
     } else if (columns.has(key)) items.push(`m.${q(key)}`);
@@ -127,14 +131,16 @@ function messageViewList(columns: ReadonlySet<string>): string[] {
   return items;
 }
 
-/** The v11 columns of `messages` (NULL where missing), then the read model's fields. */
-function messageList(columns: ReadonlySet<string>): string {
+/** The v11 columns of `messages` (NULL where missing), then the read model's fields, as select items of `m`. */
+export function messageList(columns: ReadonlySet<string>): string {
   return [selectList("m", columns, V11_MESSAGE_COLUMNS), ...messageViewList(columns)].join(", ");
 }
 
-// Python truthiness of `display_metadata.model_only` (a JSON object's member): true, a
-// non-zero number, a non-empty string, array or object. Invalid JSON hides nothing.
-const MODEL_ONLY = `(m.display_metadata IS NOT NULL AND json_valid(m.display_metadata) AND CASE json_type(m.display_metadata, '$.model_only')
+/**
+ * Python truthiness of `m.display_metadata`'s `model_only` member (a JSON object's): true, a
+ * non-zero number, a non-empty string, array or object. Invalid JSON hides nothing.
+ */
+export const MODEL_ONLY = `(m.display_metadata IS NOT NULL AND json_valid(m.display_metadata) AND CASE json_type(m.display_metadata, '$.model_only')
     WHEN 'true' THEN 1
     WHEN 'integer' THEN json_extract(m.display_metadata, '$.model_only') != 0
     WHEN 'real' THEN json_extract(m.display_metadata, '$.model_only') != 0

@@ -10,6 +10,11 @@ export {
   type AutoPruneOptions,
   type AutoPruneResult,
   BackendError,
+  type CapturedMessage,
+  type CapturedMessageState,
+  type ChangeBatch,
+  type ChangeCursor,
+  type ChangesSinceOptions,
   type ConversationMessage,
   type ConversationWindow,
   type ConversationWindowOptions,
@@ -51,6 +56,7 @@ export {
   type SearchMessagesOptions,
   type SearchSessionsOptions,
   type SessionExport,
+  type SessionMessageStates,
   SessionNotFoundError,
   type SessionPage,
   type SessionPageOptions,
@@ -93,6 +99,7 @@ export { type RestoreOptions, type RestoreResult, restoreFrom } from "./backup/r
 export { TargetInUseError } from "./backup/target-in-use-error.js";
 export type { BackupProgress } from "./backup/unpack-archive.js";
 export { type BackupVerification, verifyBackup } from "./backup/verify-backup.js";
+export { changesSince } from "./change-capture/changes-since.js";
 export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
 export type { FileFeatures, FileProfile } from "./file-profile.js";
 export { type StoreAccess, writeBlocker as whyNotWritable } from "./open-read-only-store.js";
