@@ -24,7 +24,8 @@ export const USAGE = `Usage: pnpm bench [options]   (node apps/bench/dist/main.j
 
   --quick            every scenario at a small scale (about a minute; a smoke test)
   --scenario a,b     only these scenarios (append, list, resume, search, cjk-build,
-                     contention, group-commit, migrate, export, fork, postgres, web)
+                     contention, group-commit, migrate, export, fork, postgres, web,
+                     change-feed, change-capture)
   --scale N          fraction of the full sizes (default 1; --quick uses 0.01)
   --out DIR          results directory (default bench-results/)
   --data DIR         cache of generated data sets (default bench-data/)

@@ -19,6 +19,7 @@ const SCENARIOS = [
   "cjk-build",
   "reads",
   "export",
+  "backup",
   "fork",
   "migrate",
   "web",

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
+import { backupCommand } from "./commands/backup-command.js";
 import { completeCommand, completionCommand } from "./commands/completion-command.js";
 import { deleteCommand } from "./commands/delete-command.js";
 import { doctorCommand } from "./commands/doctor-command.js";
@@ -11,6 +12,7 @@ import { listCommand } from "./commands/list-command.js";
 import { migrateCommand } from "./commands/migrate-command.js";
 import { migrateToPostgresCommand } from "./commands/migrate-to-postgres-command.js";
 import { pruneCommand } from "./commands/prune-command.js";
+import { restoreCommand } from "./commands/restore-command.js";
 import { searchCommand } from "./commands/search-command.js";
 import { serveCommand } from "./commands/serve-command.js";
 import { showCommand } from "./commands/show-command.js";
@@ -53,12 +55,15 @@ export function createProgram(): Command {
     doctorCommand(),
     migrateCommand(),
     migrateToPostgresCommand(),
+    backupCommand(),
+    restoreCommand(),
     serveCommand(),
     completionCommand(),
   ]) {
     // addCommand does not copy the parent's settings (unlike .command()): without this, a bad
     // flag on a subcommand would exit the process from inside commander with code 1.
     command.copyInheritedSettings(program);
+    for (const sub of command.commands) sub.copyInheritedSettings(command);
     program.addCommand(command);
   }
   const complete = completeCommand(program);

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { resolveStatePath } from "@hermes/store";
 import { seedDemoDatabase } from "./demo/seed-demo-database.js";
+import { countOf } from "./render/plural.js";
 
 // `pnpm demo`: a guided tour of hermes-sessions on a throwaway database. HERMES_HOME points at
 // a temporary directory for this process and every command it runs, so ~/.hermes is never
@@ -36,7 +37,7 @@ try {
   process.stdout.write(
     `${bold("hermes-sessions demo")}\n` +
       `HERMES_HOME=${home} (temporary; your ~/.hermes is not touched)\n` +
-      `Seeded ${path}: ${seeded.sessions} sessions, ${seeded.messages} messages ` +
+      `Seeded ${path}: ${countOf(seeded.sessions, "session")}, ${countOf(seeded.messages, "message")} ` +
       "(cli, telegram, discord, cron; a compressed session, a delegated sub-agent, Chinese text).\n",
   );
   const exportFile = join(home, "backup.jsonl");
@@ -69,7 +70,7 @@ try {
   run("What would a 7-day retention delete?", ["prune", "--older-than", "7", "--dry-run"]);
   run("Health check: schema, integrity, search indexes, WAL, permissions", ["doctor"]);
   process.stdout.write(
-    `\n${failures === 0 ? "Tour complete." : `Tour complete; ${failures} step(s) failed (see above).`} ` +
+    `\n${failures === 0 ? "Tour complete." : `Tour complete; ${countOf(failures, "step")} failed (see above).`} ` +
       "Try it on your own history: hermes-sessions --help\n",
   );
 } finally {

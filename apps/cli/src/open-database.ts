@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, rmSync, statSync } from "node:fs";
 import type { SessionStore } from "@hermes/core";
 import { SCHEMA_VERSION } from "@hermes/schema";
 import {
@@ -11,6 +11,7 @@ import {
 import { CliError } from "./cli-error.js";
 import type { GlobalOptions } from "./global-options.js";
 import { loadPostgres } from "./load-postgres.js";
+import { damagedFile, headerProblem, isDamageError, oldOrForeignFile } from "./unusable-file.js";
 
 /** Where the database is and how the path was chosen (for "not found" messages). */
 export interface DatabaseLocation {
@@ -45,6 +46,9 @@ export function requireExisting(location: DatabaseLocation): void {
   } catch {
     throw new CliError(`Cannot read ${location.path} (permission denied)`);
   }
+  // An empty or non-SQLite file: the same line from every command (none can use it).
+  const problem = headerProblem(location.path);
+  if (problem !== null) throw new CliError(problem);
 }
 
 /**
@@ -55,9 +59,7 @@ export function openFileReadOnly(path: string, o: { snapshotMaxBytes?: number } 
   try {
     return openReadOnlyDatabase(path, o);
   } catch (error) {
-    throw new CliError(`${path} is not a readable SQLite database: ${(error as Error).message}`, 1, {
-      cause: error,
-    });
+    throw new CliError(damagedFile(path, error), 1, { cause: error });
   }
 }
 
@@ -68,7 +70,17 @@ export function openFileReadOnly(path: string, o: { snapshotMaxBytes?: number } 
  * opened next uses (and removes when it closes last).
  */
 export function peekSchemaVersion(path: string): number | null {
-  const file = openFileReadOnly(path, { snapshotMaxBytes: 0 });
+  const sidecars = [`${path}-wal`, `${path}-shm`];
+  const fresh = sidecars.filter((p) => !existsSync(p));
+  let file: ReadOnlyDatabase;
+  try {
+    file = openFileReadOnly(path, { snapshotMaxBytes: 0 });
+  } catch (error) {
+    // A damaged WAL file: no store opens next to remove the sidecars SQLite just made, so they
+    // go now (only those that were not there and hold nothing), leaving the folder as it was.
+    for (const p of fresh) if (existsSync(p) && (p.endsWith("-shm") || statSync(p).size === 0)) rmSync(p);
+    throw error;
+  }
   try {
     return file.profile.schemaVersion;
   } finally {
@@ -76,12 +88,9 @@ export function peekSchemaVersion(path: string): number | null {
   }
 }
 
-/** The message of a file too old to read without an upgrade. */
+/** A file too old to read without an upgrade (`migrate`), or someone else's SQLite file. */
 function needsMigrate(path: string, version: number | null): CliError {
-  const found = version === null ? "no schema version" : `schema v${version}`;
-  return new CliError(
-    `${path} has ${found}; run 'hermes-sessions migrate' to upgrade it to v${SCHEMA_VERSION}`,
-  );
+  return new CliError(oldOrForeignFile(path, version));
 }
 
 /**
@@ -94,7 +103,15 @@ export async function openForReading(options: GlobalOptions): Promise<SessionSto
   const location = locateDatabase(options);
   if (isPostgresUrl(location.path)) return openPostgres(location.path, { readOnly: true });
   requireExisting(location);
-  const store = await openSessionStore({ path: location.path, readOnly: true });
+  let store: Awaited<ReturnType<typeof openSessionStore>>;
+  try {
+    store = await openSessionStore({ path: location.path, readOnly: true });
+  } catch (error) {
+    if (isDamageError(error)) {
+      throw new CliError(damagedFile(location.path, error), 1, { cause: error });
+    }
+    throw error;
+  }
   const version = store.access.schemaVersion;
   if (version === null || version < SCHEMA_VERSION) {
     await store.close();

@@ -1,13 +1,44 @@
-import { Option } from "commander";
+import { type Command, Option } from "commander";
 import { usageError } from "./cli-error.js";
 
-/** Parses a non-negative integer option (`--limit 20`); commander passes the raw text. */
-export function parseCount(name: string): (value: string) => number {
+/** Bounds of an integer option (both inclusive). */
+export interface CountBounds {
+  /** Default 0. */
+  min?: number;
+  /** Default `Number.MAX_SAFE_INTEGER`. */
+  max?: number;
+}
+
+/**
+ * Parses an integer option (`--limit 20`; commander passes the raw text): anything that is not
+ * a whole number within `bounds` is a usage error (exit 2), the one check every such option has.
+ */
+export function parseCount(name: string, bounds: CountBounds = {}): (value: string) => number {
+  const min = bounds.min ?? 0;
+  const max = bounds.max ?? Number.MAX_SAFE_INTEGER;
   return (value) => {
     if (!/^\d+$/.test(value.trim()))
       throw usageError(`${name} must be a non-negative integer, got '${value}'`);
-    return Number(value.trim());
+    const n = Number(value.trim());
+    if (n < min) throw usageError(`${name} must be at least ${min}, got ${n}`);
+    if (n > max) throw usageError(`${name} must be at most ${max.toLocaleString("en-US")}, got '${value}'`);
+    return n;
   };
+}
+
+/**
+ * Adds `-n, --limit` (1 to `max`, default 20: a limit of 0 would print "nothing found" about
+ * what was never looked at, so it is refused) and `--offset` to a command that pages.
+ */
+export function withPagingOptions(command: Command, what: string, max: number): Command {
+  return command
+    .option(
+      "-n, --limit <n>",
+      `at most this many ${what} (1–${max.toLocaleString("en-US")})`,
+      parseCount("--limit", { min: 1, max }),
+      20,
+    )
+    .option(`--offset <n>`, `skip this many ${what}`, parseCount("--offset"), 0);
 }
 
 /** Parses a non-negative number option (`--older-than 30`, `--older-than 0.5`). */
@@ -57,7 +88,15 @@ export function choiceListOption(flags: string, description: string, allowed: re
     collectChoices(flags.replace(/^.*(--[\w-]+).*$/, "$1"), allowed),
   );
   option.argChoices = [...allowed];
+  listOptions.add(option);
   return option;
+}
+
+const listOptions = new WeakSet<Option>();
+
+/** The option takes a comma-separated list of its choices ({@link choiceListOption}). */
+export function isChoiceList(option: Option): boolean {
+  return listOptions.has(option);
 }
 
 /** Parses a date option: `YYYY-MM-DD`, an ISO timestamp, or a number of days ago (`7d`). */

@@ -138,7 +138,10 @@ describe("errors: one line on stderr, a non-zero exit code", { timeout: 240_000 
     for (const args of [["list"], ["doctor"], ["migrate"]]) {
       const r = cliOn(path, args);
       expect(r.code, args.join(" ")).toBe(1);
-      expect(oneErrorLine(r)).toMatch(/^error: .*not a (readable SQLite )?database/i);
+      expect(oneErrorLine(r)).toBe(
+        `error: ${path} is not a SQLite database (it does not start with SQLite's header); ` +
+          "nothing was changed. If it held your sessions, restore it from a backup",
+      );
     }
     expect(fingerprint(path)).toBe(before);
   });

@@ -111,7 +111,8 @@ describe("follow", { timeout: 120_000 }, () => {
     expect((await all.interrupt()).code).toBe(0);
     expect((await json.interrupt()).code).toBe(0);
     expect(all.output().slice(allBefore)).toMatch(
-      /^━━ new session live-telegram telegram\n\n━━ live-telegram\n\n── user #\d+ .*\nhi from the phone\n\n━━ 20260104_100500_cli004\n\n── assistant #\d+ .*\nback here\n\n$/,
+      // Each speaker by its name (`sessionDisplayName`: here the first user message) and id.
+      /^━━ new session live-telegram telegram\n\n━━ hi from the phone {2}live-telegram\n\n── user #\d+ .*\nhi from the phone\n\n━━ Alternative plan: [^\n]+ {2}20260104_100500_cli004\n\n── assistant #\d+ .*\nback here\n\n$/,
     );
     const lines = json
       .output()

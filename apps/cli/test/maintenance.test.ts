@@ -45,7 +45,7 @@ describe("doctor", { timeout: 240_000 }, () => {
     expect(report.checks.find((c) => c.name.includes("messages_fts_trigram"))!.status).toBe("ok");
     const text = cliOn(path, ["doctor"]);
     expect(text.stdout).toMatch(/FAIL\s+search index messages_fts /);
-    expect(text.stdout).toMatch(/1 check\(s\) failed\./);
+    expect(text.stdout).toMatch(/\n1 check failed\.\n/);
     const repaired = cliOn(path, ["doctor", "--repair"]);
     expect(repaired.code, repaired.stdout + repaired.stderr).toBe(0);
     expect(repaired.stdout).toContain("Search indexes rebuilt.");

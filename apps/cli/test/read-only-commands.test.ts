@@ -104,7 +104,7 @@ describe("reading commands on a newer agent's file (schema v30) show the agent's
     expect(text).not.toContain("#100 ");
   });
 
-  it("show and export: the rewound turn is gone, the shared system prompt is there", () => {
+  it("show and Markdown: the rewound turn is gone; the export keeps it, marked superseded; the shared system prompt is there", () => {
     const show = JSON.parse(run(["show", "20260107_090000_cli007", "--json"]).stdout) as {
       system_prompt: string | null;
       messages: Array<{ content: string | null }>;
@@ -117,7 +117,7 @@ describe("reading commands on a newer agent's file (schema v30) show the agent's
     const exported = JSON.parse(run(["export", "--format", "json"]).stdout) as Array<{
       id: string;
       system_prompt: string | null;
-      messages: unknown[];
+      messages: Array<{ id: number; view_state?: string }>;
     }>;
     const prompts = exported.filter((s) => s.system_prompt === "You are Hermes.").map((s) => s.id);
     expect(prompts.sort()).toEqual([
@@ -125,7 +125,16 @@ describe("reading commands on a newer agent's file (schema v30) show the agent's
       "20260101_093000_cli002",
       "20260107_090000_cli007",
     ]);
-    expect(exported.find((s) => s.id === "20260107_090000_cli007")?.messages).toHaveLength(2);
+    // The JSON export is lossless: the rewound rows 116 and 117 too, each with its view state.
+    const states = exported
+      .find((s) => s.id === "20260107_090000_cli007")
+      ?.messages.map((m) => [m.id, m.view_state]);
+    expect(states).toEqual([
+      [114, "active"],
+      [115, "active"],
+      [116, "superseded"],
+      [117, "superseded"],
+    ]);
     expect(run(["export", "20260107_090000_cli007", "--format", "md"]).stdout).not.toContain(
       "test_old_config",
     );
@@ -154,8 +163,13 @@ describe("reading commands on a newer agent's file (schema v30) show the agent's
     expect(hits.map((h) => h.id).sort()).toEqual([114, 115]);
     const cjk = JSON.parse(run(["search", "桂林", "--json"]).stdout) as Array<{ session_id: string }>;
     expect(cjk.map((h) => h.session_id)).toEqual(["20260102_120000_tg0001"]);
-    const stats = JSON.parse(run(["stats", "--json"]).stdout) as { sessions: number; messages: number };
-    expect(stats).toMatchObject({ sessions: 15, messages: 25 });
+    // stats counts what list shows: the hidden matrix and archived homeassistant sessions
+    // (one message each) only when asked.
+    const stats = (...args: string[]) =>
+      JSON.parse(run(["stats", "--json", ...args]).stdout) as { sessions: number; messages: number };
+    expect(stats()).toMatchObject({ sessions: 13, messages: 23 });
+    expect(stats("--include-hidden")).toMatchObject({ sessions: 14, messages: 24 });
+    expect(stats("--include-archived", "--include-hidden")).toMatchObject({ sessions: 15, messages: 25 });
   });
 
   it("search leaves out hidden and archived sessions, as list does, unless asked", () => {
@@ -189,6 +203,9 @@ describe("reading commands on a newer agent's file (schema v30) show the agent's
     const r = cliOn(path, ["title", "20260103_080000_dc0001", "Renamed"]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/schema version 30.*version 11.*\[SCHEMA_NEWER\]/);
+    // The operation the user asked for, in words, not the store's method.
+    expect(r.stderr).toMatch(/^error: Setting a title is refused: .*whose gateway is its only writer/);
+    expect(r.stderr).not.toContain("setSessionTitle");
     expect(state(path)).toEqual(before);
   });
 });

@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import stringWidth from "string-width";
 import { describe, expect, it } from "vitest";
 import { cliInPty, cliOn, copyOfSample, fingerprint, tempDir } from "./helpers/cli.js";
+import { jsonlCounts, messagesText } from "./helpers/jsonl-counts.js";
 import { seededDb } from "./helpers/seed.js";
 
 // Rendering for a person: the CLI runs inside a pseudo-terminal (util-linux `script`), so its
@@ -133,6 +134,9 @@ describe("on a terminal", { timeout: 240_000 }, () => {
     const r = cliInPty(["--db", db.path, "export", "--out", out]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/exporting jsonl \[#+-*\] \d+% \d+\/8/);
-    expect(r.stdout).toContain(`Exported 8 session(s) to ${out}`);
+    expect(jsonlCounts(out).sessions).toBe(8);
+    expect(r.stdout).toContain(
+      `Exported 8 sessions with ${messagesText(jsonlCounts(out).messages)} to ${out}`,
+    );
   });
 });

@@ -19,6 +19,7 @@ import {
   SAMPLE_DB,
   tempDir,
 } from "./helpers/cli.js";
+import { jsonlCounts, messagesText } from "./helpers/jsonl-counts.js";
 import { seededDb } from "./helpers/seed.js";
 import { otherUserUnavailable, sharedTempDir, stageCliForUser } from "./helpers/stage-for-user.js";
 
@@ -84,12 +85,10 @@ describe("prune and delete", { timeout: 240_000 }, () => {
     const dry = cliOn(db.path, ["prune", "--older-than", "7", "--dry-run"]);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain(db.ids.oldCron);
-    expect(dry.stdout).toMatch(
-      /Would delete 2 ended session\(s\) started more than 7 day\(s\) ago \(dry run\)\./,
-    );
+    expect(dry.stdout).toMatch(/Would delete 2 ended sessions started more than 7 days ago \(dry run\)\./);
     expect(json<unknown[]>(cliOn(db.path, ["list", "--json", "--all", "--limit", "100"]))).toHaveLength(8);
     const other = cliOn(db.path, ["prune", "--older-than", "7", "--source", "telegram"]);
-    expect(other.stdout).toMatch(/Deleted 0 ended session\(s\)/);
+    expect(other.stdout).toMatch(/Deleted 0 ended sessions/);
     const done = json<{ pruned: number; sessions: Array<{ id: string }> }>(
       cliOn(db.path, ["prune", "--older-than", "7", "--json"]),
     );
@@ -140,12 +139,15 @@ describe("export and import", { timeout: 240_000 }, () => {
     const file = join(dir, "backup.jsonl");
     const exported = cliOn(db.path, ["export", "--out", file]);
     expect(exported.code, exported.stderr).toBe(0);
-    expect(exported.stderr).toBe(`Exported 8 session(s) to ${file}\n`);
+    expect(jsonlCounts(file).sessions).toBe(8);
+    expect(exported.stderr).toBe(
+      `Exported 8 sessions with ${messagesText(jsonlCounts(file).messages)} to ${file}\n`,
+    );
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const target = join(dir, "restored.db");
     const first = cliOn(target, ["import", file]);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stdout).toMatch(/^Imported 8 session\(s\) with 25 message\(s\); 0 already present/);
+    expect(first.stdout).toMatch(/^Imported 8 sessions with 25 messages; 0 already present/);
     const again = json<{ sessionsImported: number; sessionsUnchanged: number }>(
       cliOn(target, ["import", file, "--json"]),
     );
@@ -172,7 +174,7 @@ describe("export and import", { timeout: 240_000 }, () => {
     // --skip-invalid imports the good line and lists the bad one.
     const skipped = cliOn(target, ["import", file, "--skip-invalid"]);
     expect(skipped.code, skipped.stderr).toBe(0);
-    expect(skipped.stdout).toMatch(/Imported 1 session\(s\)/);
+    expect(skipped.stdout).toMatch(/Imported 1 session with /);
     expect(skipped.stdout).toMatch(/skipped: line 3: /);
   });
 

@@ -80,7 +80,15 @@ export const api = {
   session: (id: string) => request<SessionAnswer>(apiUrl(`sessions/${encodeURIComponent(id)}`)),
   messages: (
     id: string,
-    p: { from?: "start" | "end"; after?: number; before?: number; around?: number; limit?: number },
+    p: {
+      from?: "start" | "end";
+      after?: number;
+      before?: number;
+      around?: number;
+      /** The page around the current version of the message with this stable id (v31). */
+      uid?: string;
+      limit?: number;
+    },
   ) => request<MessagesAnswer>(apiUrl(`sessions/${encodeURIComponent(id)}/messages`, p)),
   search: (p: { q: string; source?: string[]; role?: string[]; offset?: number; limit?: number }) =>
     request<SearchAnswer>(apiUrl("search", p)),

@@ -1,4 +1,5 @@
 import { ErrorBoundary, LocationProvider, lazy, Route, Router, useLocation } from "preact-iso";
+import { NotFound } from "./components/not-found.js";
 import { ConversationPage } from "./pages/conversation-page.js";
 import { LivePage } from "./pages/live-page.js";
 import { SearchPage } from "./pages/search-page.js";
@@ -35,15 +36,8 @@ function Header() {
   );
 }
 
-function NotFound() {
-  return (
-    <section>
-      <h1>Not found</h1>
-      <p>
-        There is no page here. <a href="/">All sessions</a>
-      </p>
-    </section>
-  );
+function NoSuchPage() {
+  return <NotFound heading="Page not found">There is no page at this address.</NotFound>;
 }
 
 /** The session browser: a header, and the page the address names (routed in the browser). */
@@ -59,7 +53,7 @@ export function App() {
             <Route path="/session/:id" component={ConversationPage} />
             <Route path="/usage" component={UsagePage} />
             <Route path="/live" component={LivePage} />
-            <Route default component={NotFound} />
+            <Route default component={NoSuchPage} />
           </Router>
         </ErrorBoundary>
       </main>

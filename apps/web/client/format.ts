@@ -1,10 +1,7 @@
+import { formatUsd as usd } from "@hermes/core";
+
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
 const number = new Intl.NumberFormat();
-const usd = new Intl.NumberFormat(undefined, {
-  style: "currency",
-  currency: "USD",
-  maximumFractionDigits: 4,
-});
 
 /** An epoch-seconds time for people. */
 export const formatTime = (epoch: number | null | undefined): string =>
@@ -20,8 +17,9 @@ export const formatNumber = (n: number | null | undefined): string =>
 export const countOf = (n: number | null | undefined, noun: string): string =>
   `${formatNumber(n ?? 0)} ${n === 1 ? noun : `${noun}s`}`;
 
+/** Money in the one format of the CLI and the web (`formatUsd` of `@hermes/core`: `$1.5790`). */
 export const formatUsd = (n: number | null | undefined): string =>
-  n === null || n === undefined ? "—" : usd.format(n);
+  n === null || n === undefined ? "—" : usd(n);
 
 /** How long ago, coarsely ("5 min ago"). */
 export function ago(epoch: number, now = Date.now() / 1000): string {

@@ -27,6 +27,10 @@ const result = await build({
   jsxImportSource: "preact",
   metafile: true,
   legalComments: "linked",
+  // The pages share display rules with the CLI through @hermes/core (names, money, snippets);
+  // its Node-only modules (files, crypto) are never imported by the pages and are tree-shaken
+  // away. Checked below: no built asset may import a `node:` module.
+  external: ["node:*"],
   logLevel: "warning",
 });
 
@@ -42,6 +46,8 @@ for (const [file, info] of Object.entries(result.metafile.outputs)) {
   }
   if (!/\.(js|css)$/.test(file)) continue;
   const body = readFileSync(path);
+  if (/["']node:[a-z/_]+["']/.test(body.toString("utf8")))
+    throw new Error(`${basename(file)} imports a Node module: the pages must not`);
   const gz = gzipSync(body, { level: 9 });
   const br = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } });
   writeFileSync(`${path}.gz`, gz);

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 // The callbacks given to page.evaluate run in Chromium: DOM types for them.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -10,7 +10,7 @@ import { type RunningSessionBrowser, serveSessionBrowser } from "../dist/index.j
 import { appendElsewhere } from "./helpers/append-elsewhere.js";
 import { launchBrowser, screenshot } from "./helpers/browser.js";
 import { seededCopy, type WebSeed } from "./helpers/seed-web-database.js";
-import { fileState } from "./helpers/temp.js";
+import { fileState, SAMPLE_DB } from "./helpers/temp.js";
 
 // The session browser in a real Chromium (Debian's, through playwright-core): what a user does,
 // on a seeded database, with a screenshot of each page under test-results/screenshots.
@@ -45,6 +45,11 @@ afterAll(async () => {
   await server?.close();
   rmSync(folder, { recursive: true, force: true });
 });
+
+/** The pages' errors, but the browser's note of the 404 that `/session/nope` is expected to get. */
+function unexpectedErrors(): string[] {
+  return pageErrors.filter((e) => !(e.startsWith("/session/nope: ") && /status of 404/.test(e)));
+}
 
 async function open(path: string): Promise<Page> {
   const page = await context.newPage();
@@ -370,6 +375,97 @@ describe("session browser in Chromium", () => {
   });
 });
 
+describe("names, missing sessions, tool-call hits and money in Chromium (issue 43)", () => {
+  it("says a session is not found, with the ways back and the document title to match", async () => {
+    const page = await open("/session/nope");
+    await expect.poll(() => page.locator("h1").textContent(), POLL).toBe("Session not found");
+    expect(await page.title()).toBe("Session not found · Hermes sessions");
+    expect(await page.locator("main").textContent()).toContain("No session has the id nope");
+    // Nothing of a conversation: no pager, no "No messages", no figures.
+    expect(await page.locator(".pager").count()).toBe(0);
+    expect(await page.locator("main").textContent()).not.toContain("No messages");
+    await screenshot(page, "session-not-found");
+    await page.getByRole("link", { name: "All sessions" }).click();
+    await page.waitForURL(`${server.origin}/`);
+    await page.locator(".session-item").first().waitFor();
+    expect(await page.title()).toBe("Sessions · Hermes sessions");
+    await page.close();
+  });
+
+  it("names an untitled session by its first message in the list, search and its page, its id once", async () => {
+    const page = await open("/search?q=%22Plain%20question%20number%207%22&role=user");
+    await page.locator(".hit-item").first().waitFor();
+    expect(await page.locator(".hit-item a.row-link").first().textContent()).toBe("Plain question number 7");
+    await screenshot(page, "search-untitled-name");
+    await page.goto(`${server.origin}/session/plain_007`);
+    await expect.poll(() => page.locator("h1").textContent(), POLL).toBe("Plain question number 7");
+    expect(await page.title()).toBe("Plain question number 7 · Hermes sessions");
+    const head = (await page.locator(".session-head").textContent()) ?? "";
+    expect(head.split("plain_007").length - 1).toBe(1);
+    await screenshot(page, "conversation-untitled-name");
+    // The list names it the same, and a compression chain after its first session.
+    await page.goto(`${server.origin}/?title=plain_007`);
+    await expect
+      .poll(() => page.locator(".session-item a.row-link").allTextContents(), POLL)
+      .toEqual(["Plain question number 7"]);
+    await page.goto(`${server.origin}/?title=Fix%20Docker`);
+    await expect
+      .poll(() => page.locator(".session-item a.row-link").allTextContents(), POLL)
+      .toEqual(["Fix Docker build"]);
+    await page.close();
+  });
+
+  it("shows a hit inside a tool call as the call, the match marked", async () => {
+    const page = await open("/search?q=cat&role=assistant");
+    const hit = page.locator(".hit-item", { hasText: "Fix Docker build" }).first();
+    await hit.waitFor();
+    const snippet = hit.locator(".snippet");
+    expect(await snippet.textContent()).toBe('terminal({"command":"cat Dockerfile"})');
+    expect(await snippet.locator("mark").allTextContents()).toEqual(["cat"]);
+    expect(await snippet.evaluate((el) => getComputedStyle(el).fontFamily)).toContain("monospace");
+    await screenshot(page, "search-tool-call");
+    await page.close();
+  });
+
+  it("draws one day's cost as a point, and writes every amount of money one way", async () => {
+    // A UTC day inside the 120 hourly plain sessions (seeded 20 days ago): one row, one point.
+    const day = new Date(Date.now() - 20 * 86_400_000 + 60 * 3_600_000).toISOString().slice(0, 10);
+    const page = await open(`/usage?group=day&from=${day}&to=${day}`);
+    await expect.poll(() => page.locator("tbody th").allTextContents(), POLL).toEqual([day]);
+    await page.waitForLoadState("networkidle");
+    const costPixels = await page.locator("canvas").evaluate((c: HTMLCanvasElement) => {
+      const probe = document.createElement("canvas").getContext("2d")!;
+      probe.fillStyle = getComputedStyle(document.documentElement).getPropertyValue("--chart-4").trim();
+      const hex = probe.fillStyle.slice(1);
+      const [r, g, b] = [0, 2, 4].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
+      const { data, width, height } = c.getContext("2d")!.getImageData(0, 0, c.width, c.height);
+      let n = 0;
+      // The plot area only (the legend's sample of the colour is at the top).
+      for (let y = Math.floor(height * 0.2); y < height; y++) {
+        for (let x = 0; x < width; x++) {
+          const i = (y * width + x) * 4;
+          const near = Math.abs(data[i]! - r!) + Math.abs(data[i + 1]! - g!) + Math.abs(data[i + 2]! - b!);
+          if (data[i + 3]! > 200 && near < 30) n++;
+        }
+      }
+      return n;
+    });
+    expect(costPixels).toBeGreaterThan(20);
+    await screenshot(page, "usage-one-day");
+    await page.goto(`${server.origin}/usage?group=model`);
+    await page.locator("tbody tr").first().waitFor();
+    const money = await page.locator("tbody td:nth-child(10), tbody td:nth-child(11)").allTextContents();
+    expect(money.length).toBeGreaterThan(2);
+    for (const cell of money) expect(cell).toMatch(/^(\$\d{1,3}(,\d{3})*\.\d{4}|—)$/);
+    expect(await page.locator("main p.dim").first().textContent()).toMatch(/\$\d{1,3}(,\d{3})*\.\d{4}$/);
+    await page.close();
+  });
+
+  it("raised no error in any page (but the browser's note of the expected 404)", () => {
+    expect(unexpectedErrors()).toEqual([]);
+  });
+});
+
 let liveDb = "";
 
 describe("live view in Chromium", () => {
@@ -417,4 +513,134 @@ describe("live view in Chromium", () => {
     await screenshot(page, "live");
     await live.close();
   });
+});
+
+/** The v30 sample upgraded to schema v31 (stable message ids; see shared/fixtures/UPSTREAM.md). */
+const V31_SAMPLE_DB = join(SAMPLE_DB, "../hermes-v31-sample.db");
+
+describe("a newer agent's file (schema v31) in Chromium: what the agent shows", () => {
+  let v31Server: RunningSessionBrowser;
+  let v31Path: string;
+  let v31Before: ReturnType<typeof fileState>;
+  let v31: BrowserContext;
+  const DC = "20260103_080000_dc0001";
+  beforeAll(async () => {
+    v31Path = join(mkdtempSync(join(folder, "v31-")), "state.db");
+    copyFileSync(V31_SAMPLE_DB, v31Path);
+    chmodSync(v31Path, 0o600);
+    v31Before = fileState(v31Path);
+    v31Server = await serveSessionBrowser({ db: v31Path, port: 0 });
+    v31 = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await v31.newPage();
+    await page.goto(v31Server.url);
+    await page.close();
+  });
+  afterAll(async () => {
+    await v31?.close();
+    await v31Server?.close();
+  });
+  const openV31 = async (path: string): Promise<Page> => {
+    const page = await v31.newPage();
+    page.on("pageerror", (e) => pageErrors.push(`v31 ${path}: ${e.message}`));
+    await page.goto(`${v31Server.origin}${path}`);
+    return page;
+  };
+
+  it("offers only sources it can list, and marks pinned sessions", async () => {
+    const page = await openV31("/");
+    await page.locator(".session-item").first().waitFor();
+    const sources = await page
+      .getByLabel("Source")
+      .locator("option")
+      .evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value).filter((v) => v !== ""));
+    // cron (auto-archived), homeassistant (archived) and matrix (hidden) are not listed: not offered.
+    expect(sources.sort()).toEqual(["acp", "cli", "discord", "signal", "subagent", "telegram"]);
+    for (const source of ["discord", "subagent"]) {
+      await page.getByLabel("Source").selectOption(source);
+      await expect.poll(() => page.locator(".session-item").count(), POLL).toBe(1);
+    }
+    await page.getByLabel("Source").selectOption("cli");
+    const docker = page.locator(".session-item", { hasText: "Fix Docker Build" }).first();
+    await docker.waitFor();
+    expect(await docker.locator(".badge.mark").allTextContents()).toEqual(["pinned"]);
+    await screenshot(page, "v31-sessions-pinned");
+    await page.close();
+  });
+
+  it("shows both message counts and marks the compaction point of dc0001", async () => {
+    const page = await openV31(`/session/${DC}`);
+    await page.locator("#m103").waitFor();
+    const figure = page.locator(".figures div", { hasText: "Messages" }).locator("dd");
+    await expect.poll(() => figure.textContent(), POLL).toBe("3 in the agent's context, 91 shown");
+    expect(await page.locator(".compaction-point").count()).toBe(1);
+    // The point sits between the last summarized row (98) and the summary (101).
+    const around = await page
+      .locator(".compaction-point")
+      .evaluate((el) => [el.previousElementSibling?.id, el.nextElementSibling?.id]);
+    expect(around).toEqual(["m98", "m101"]);
+    expect(await page.locator("#m101 .badge.view-state").textContent()).toBe("compaction summary");
+    expect(await page.locator("#m11 .badge.view-state").textContent()).toBe("summarized");
+    expect(await page.locator("#m102 .badge.view-state").count()).toBe(0);
+    await page.locator(".compaction-point").scrollIntoViewIfNeeded();
+    await screenshot(page, "v31-compaction-point");
+    await page.close();
+  });
+
+  it("marks auto-archived and pinned sessions on their page", async () => {
+    const cron = await openV31("/session/20260106_000000_cron");
+    await cron.locator(".session-head .badge.mark").first().waitFor();
+    expect(await cron.locator(".session-head .badge.mark").allTextContents()).toEqual(["auto-archived"]);
+    await cron.close();
+    const pinned = await openV31("/session/20260101_090000_cli001");
+    await pinned.locator(".session-head .badge.mark").first().waitFor();
+    expect(await pinned.locator(".session-head .badge.mark").allTextContents()).toEqual(["pinned"]);
+    await pinned.close();
+  });
+
+  it("links a message by its uid: /session/<id>#m-<uid> opens the current version, scrolled to it", async () => {
+    // Rows 100 (superseded) and 103 (its active copy) share this uid: the link opens 103.
+    const page = await openV31(`/session/${DC}#m-a787d7f5b2534171bc07984b5aaf4089`);
+    await page.locator(".message.hit").waitFor();
+    expect(await page.locator(".message.hit").getAttribute("id")).toBe("m103");
+    // A summarized row early in the conversation: scrolled into view and focused.
+    await page.goto(`${v31Server.origin}/session/${DC}#m-${await uidOf(DC, 11)}`);
+    await expect.poll(() => page.locator(".message.hit").getAttribute("id"), POLL).toBe("m11");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("m11");
+    // Each message's own link carries its uid.
+    expect(await page.locator("#m101 a.permalink").getAttribute("href")).toBe(
+      `/session/${DC}#m-3e591f29c7834237aa44810e56917b59`,
+    );
+    await page.close();
+  });
+
+  it("a search hit links by uid: the row an older build appended (118) opens at itself", async () => {
+    const page = await openV31("/search");
+    await page.getByLabel("Search messages").fill("nightly");
+    await page.keyboard.press("Enter");
+    const hit = page.locator(".hit-item a.row-link[href$='#m-a5d1c1238c6e9f385b5e8f4c7ee4216d']");
+    await hit.waitFor();
+    await hit.click();
+    await page.waitForURL(/\/session\/20260105_090000_cli005#m-a5d1c1238c6e9f385b5e8f4c7ee4216d$/);
+    await expect.poll(() => page.locator(".message.hit").getAttribute("id"), POLL).toBe("m118");
+    await screenshot(page, "v31-uid-link");
+    await page.close();
+  });
+
+  it("left the v31 file's bytes, mode and folder unchanged", () => {
+    expect(fileState(v31Path)).toEqual(v31Before);
+    expect(unexpectedErrors()).toEqual([]);
+  });
+
+  /** The `message_uid` of row `id`, as the API answers it. */
+  async function uidOf(session: string, id: number): Promise<string> {
+    const page = await v31.newPage();
+    const res = await page.request.get(
+      `${v31Server.origin}/api/sessions/${session}/messages?around=${id}&limit=1`,
+    );
+    const body = (await res.json()) as { messages: Array<{ id: number; message_uid: string }> };
+    await page.close();
+    const uid = body.messages.find((m) => m.id === id)?.message_uid;
+    expect(uid).toMatch(/^[0-9a-f]{32}$/);
+    return uid as string;
+  }
 });

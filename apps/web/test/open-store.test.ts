@@ -24,7 +24,8 @@ describe("the served store", () => {
         expect(pool.size).toBeGreaterThanOrEqual(1);
         expect(pool.readyWorkers).toBe(pool.size);
         expect(pool.served).toBe(0);
-        expect((await served.searchMessages("docker", { limit: 5 })).length).toBeGreaterThan(0);
+        // A prefix search is never "cheap" (answered in-thread): a worker answers it.
+        expect((await served.searchMessages("dock*", { limit: 5 })).length).toBeGreaterThan(0);
         expect(pool.served).toBe(1);
       } finally {
         await served.close();

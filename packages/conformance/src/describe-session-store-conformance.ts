@@ -8,6 +8,7 @@ import { conversationSuite } from "./suites/conversation.js";
 import { listingContract } from "./suites/listing.js";
 import { messagesSuite } from "./suites/messages.js";
 import { portableSuite } from "./suites/portable.js";
+import { readModelSuite } from "./suites/read-model.js";
 import { readOnlySuite } from "./suites/read-only.js";
 import { retentionSuite } from "./suites/retention.js";
 import { searchSuite } from "./suites/search.js";
@@ -48,6 +49,7 @@ const SUITES: readonly ContractSuite[] = [
   retentionSuite,
   searchSuite,
   portableSuite,
+  readModelSuite,
   concurrentWritesSuite,
   readOnlySuite,
 ];

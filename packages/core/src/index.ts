@@ -1,7 +1,7 @@
 // The backend-neutral contract of the session stores, by area (the folders of src/): the
 // `SessionStore` interface and its backend/stats shapes, rows and options, errors, argument
-// validation, browsing pages, titles, conversation shapes, portable formats, retention and
-// search arguments.
+// validation, browsing pages, display rules (names, money, snippets), titles, conversation
+// shapes, portable formats, retention and search arguments.
 export type {
   BackendInfo,
   CustomBackendInfo,
@@ -26,6 +26,14 @@ export {
   sessionPageArguments,
   sessionPageCursor,
 } from "./browsing/session-page-arguments.js";
+export type {
+  CapturedMessage,
+  CapturedMessageState,
+  ChangeBatch,
+  ChangeCursor,
+  ChangesSinceOptions,
+  SessionMessageStates,
+} from "./change-capture/change-batch.js";
 export {
   type AnthropicContentBlock,
   type AnthropicConversation,
@@ -50,6 +58,20 @@ export {
 } from "./conversation/conversation-window.js";
 export { isPythonWhitespace, stripPythonWhitespace } from "./conversation/python-whitespace.js";
 export { sanitizeContext } from "./conversation/sanitize-context.js";
+export { formatUsd } from "./display/format-usd.js";
+export {
+  type NameableSession,
+  sessionDisplayName,
+  UNTITLED_SESSION,
+} from "./display/session-display-name.js";
+export { readSessionName, sessionPreview } from "./display/session-preview.js";
+export { type SnippetPart, snippetParts } from "./display/snippet-parts.js";
+export {
+  formatToolCall,
+  renderToolCallSnippet,
+  type ToolCallView,
+  toolCallsOf,
+} from "./display/tool-call-snippet.js";
 export {
   AbortedError,
   BackendError,
@@ -69,6 +91,12 @@ export {
 export { ImportInvalidError, type InvalidImportLine } from "./errors/import-invalid-error.js";
 export { previewOf, TIP_FIELDS } from "./listing/preview.js";
 export {
+  hasSessionFilter,
+  type SessionFilterArguments,
+  type SessionFilterOptions,
+  sessionFilterArguments,
+} from "./listing/session-filter-arguments.js";
+export {
   encodeJson,
   MAX_APPEND_BATCH,
   messageRowFor,
@@ -85,6 +113,7 @@ export {
   type ExportStreamOptions,
   exportFilter,
 } from "./portable/export-options.js";
+export { fitToCapacity, skipReason } from "./portable/fit-to-capacity.js";
 export { type ForkSessionOptions, forkArguments, newSessionId } from "./portable/fork-arguments.js";
 export { type IterMessagesOptions, iterMessagesArguments } from "./portable/iter-messages-arguments.js";
 export {
@@ -95,11 +124,16 @@ export {
   type JsonlHeader,
   jsonlHeader,
   MESSAGE_COLUMNS,
+  MESSAGE_VIEW_COLUMNS,
+  type PortableMessage,
+  type PortableMessageFields,
   type PortableSession,
   PortableValidationError,
   parseJsonlHeader,
   parsePortableSession,
   SESSION_COLUMNS,
+  SESSION_VIEW_COLUMNS,
+  SOURCE_SCHEMA_META_KEY,
   sessionToJsonLine,
 } from "./portable/jsonl-format.js";
 export {
@@ -123,9 +157,11 @@ export {
 export { type RenderableSession, sessionToMarkdown } from "./portable/markdown-format.js";
 export {
   type ImportBackend,
+  type ImportCapacity,
   type ImportOutcome,
   type ImportReport,
   type ImportSessionsOptions,
+  type ImportSkipReason,
   type ImportSource,
   importSessionsArguments,
   type PendingImport,
@@ -138,6 +174,23 @@ export {
   usageStatsArguments,
 } from "./portable/usage-stats-arguments.js";
 export {
+  MESSAGE_VIEW_KEYS,
+  type MessageViewFields,
+  type MessageViewState,
+  messageViewState,
+  parseAbsorbedMessageUids,
+  parseToolCallUids,
+  toMessageViewFields,
+} from "./read-model/message-view-fields.js";
+export {
+  flagValue,
+  isUnlisted,
+  SESSION_FLAG_KEYS,
+  SESSION_VIEW_KEYS,
+  type SessionViewFields,
+  toSessionViewFields,
+} from "./read-model/session-view-fields.js";
+export {
   type AutoPruneBackend,
   LAST_AUTO_PRUNE_KEY,
   nonNegativeDuration,
@@ -145,6 +198,10 @@ export {
   pythonFloatText,
   runAutoPrune,
 } from "./retention/auto-prune.js";
+export {
+  type PruneSessionsOptions,
+  pruneVisibilityArguments,
+} from "./retention/prune-sessions-options.js";
 export { removeSessionFiles, sessionsDirOf } from "./retention/session-files.js";
 export { SEARCH_LIMITS, type SearchArguments, searchArguments } from "./search/search-arguments.js";
 export type {

@@ -11,6 +11,7 @@ import type { ExportReport, JsonlDestination } from "./portable/jsonl-writer.js"
 import type { Lineage } from "./portable/lineage.js";
 import type { ImportReport, ImportSessionsOptions, ImportSource } from "./portable/run-import.js";
 import type { UsageStatsOptions, UsageStatsRow } from "./portable/usage-stats-arguments.js";
+import type { PruneSessionsOptions } from "./retention/prune-sessions-options.js";
 import type { SearchIndexProgress, SearchIndexReport } from "./search/search-index-report.js";
 import type { StoreChange, WatchChangesOptions } from "./store-change.js";
 import type { StoreStats } from "./store-stats.js";
@@ -173,8 +174,12 @@ export interface SessionStore {
    * transcript files. `false` for an unknown session. [delete_session]
    */
   deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean>;
-  /** Deletes ended sessions started more than `olderThanDays` (90) days ago; returns how many. [prune_sessions] */
-  pruneSessions(o?: { olderThanDays?: number; source?: string; sessionsDir?: string }): Promise<number>;
+  /**
+   * Deletes ended sessions started more than `olderThanDays` (90) days ago; returns how many.
+   * Never a pinned session; archived or hidden ones only with `includeArchived` /
+   * `includeHidden` (see {@link PruneSessionsOptions}). [prune_sessions]
+   */
+  pruneSessions(o?: PruneSessionsOptions): Promise<number>;
   /** The value stored under `key` in `state_meta`, or `null`. [get_meta] */
   getMeta(key: string): Promise<string | null>;
   /** Stores `value` under `key` in `state_meta`. [set_meta] */

@@ -1,16 +1,24 @@
 // Rows as the stores return them, and the inputs and options of the `SessionStore` methods.
-import type { SessionRow, MessageRow as StoredMessageRow } from "@hermes/schema";
+import type { MessageRow as StoredMessageRow, SessionRow as StoredSessionRow } from "@hermes/schema";
+import type { SessionFilterOptions } from "./listing/session-filter-arguments.js";
+import type { MessageViewFields } from "./read-model/message-view-fields.js";
+import type { SessionViewFields } from "./read-model/session-view-fields.js";
 
-/** Every column of `sessions` (`@hermes/schema`), as `getSession` returns it. */
-export type { SessionRow };
+/**
+ * A session as `getSession` and every other session read return it: every column of `sessions`
+ * (`@hermes/schema`), plus the newer agents' flags and provenance where the file has them
+ * ({@link SessionViewFields}: absent on a v11 file).
+ */
+export type SessionRow = StoredSessionRow & SessionViewFields;
 
 /**
  * A message as `getMessages` returns it: every column of `messages`, with `tool_calls`
- * parsed (an array; unparsable text gives `[]`; `null` when none were stored).
+ * parsed (an array; unparsable text gives `[]`; `null` when none were stored), plus the newer
+ * agents' identity and view state where the file has them ({@link MessageViewFields}).
  */
 export type MessageRow = Omit<StoredMessageRow, "tool_calls"> & {
   tool_calls: unknown[] | Record<string, unknown> | null;
-};
+} & MessageViewFields;
 
 /** The new session of `createSession` (camelCase arguments; the row keeps the column names). */
 export interface CreateSessionInput {
@@ -129,6 +137,8 @@ export interface SearchHit {
   session_started: number;
   /** Previous message of the session, the hit, next message; content cut to 200 characters. */
   context: SearchContextMessage[];
+  /** The hit's `message_uid`, where the file has the column (v31). */
+  message_uid?: string | null;
 }
 
 /** A session row with `last_active`: its newest message's time, else `started_at`. */
@@ -155,8 +165,11 @@ export interface SearchSessionsOptions {
   includeHidden?: boolean;
 }
 
-/** Filters and paging of `listSessionsRich`. */
-export interface ListSessionsRichOptions {
+/**
+ * Filters and paging of `listSessionsRich`. `models`, `startedAfter`, `startedBefore` and
+ * `title` filter as in `listSessionPage` ({@link SessionFilterOptions}).
+ */
+export interface ListSessionsRichOptions extends SessionFilterOptions {
   source?: string;
   excludeSources?: string[];
   limit?: number;

@@ -16,14 +16,37 @@ import pg from "pg";
  * (the `tsvector` goes in as its text literal and is never read back as a value).
  */
 export interface PgMessagesTable extends MessagesTable {
+  /** The read model's message fields (v10; `MessageViewFields` of `@hermes/core`), NULL when unknown. */
+  message_uid: string | null;
+  /** JSON text, as the agent's file stores it. */
+  absorbed_message_uids: string | null;
+  /** JSON text, as the agent's file stores it. */
+  tool_call_uids: string | null;
+  tool_call_uid: string | null;
+  view_state: "active" | "compacted" | "superseded" | null;
+  compressed_summary: boolean | null;
   search_vector: string | null;
   /** CJK grams of the message (empty without CJK; see `searchColumns`). */
   search_grams: Generated<string>;
 }
 
+/**
+ * `sessions` on PostgreSQL: the columns of `state.db` plus the read model's session fields (v10;
+ * `SessionViewFields` of `@hermes/core`), NULL when the source had no value.
+ */
+export interface PgSessionsTable extends SessionsTable {
+  pinned: boolean | null;
+  archived: boolean | null;
+  auto_archived: boolean | null;
+  hidden: boolean | null;
+  created_source: string | null;
+  last_read_at: number | null;
+  rewind_count: number | null;
+}
+
 /** The Kysely database interface of the PostgreSQL schema (see `PG_MIGRATIONS`). */
 export interface PgDatabase {
-  sessions: SessionsTable;
+  sessions: PgSessionsTable;
   messages: PgMessagesTable;
   state_meta: StateMetaTable;
   schema_version: SchemaVersionTable;

@@ -4,6 +4,7 @@ import { v06SplitWordIndex } from "./migrations/v06-split-word-index.js";
 import { v07GramRowTrigger } from "./migrations/v07-gram-row-trigger.js";
 import { CJK_RECENT_INDEX_SQL, v08CjkRecentIndex } from "./migrations/v08-cjk-recent-index.js";
 import { v09TrigramRanges } from "./migrations/v09-trigram-ranges.js";
+import { v10AgentReadModel } from "./migrations/v10-agent-read-model.js";
 import type { PgDb } from "./pg-database.js";
 import { createExtensions, ensureRum } from "./pg-extensions.js";
 import { searchDocumentSql } from "./search/search-document.js";
@@ -265,6 +266,7 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
   v07GramRowTrigger,
   v08CjkRecentIndex,
   v09TrigramRanges,
+  v10AgentReadModel,
 ];
 
 /** The newest schema version this package writes. */

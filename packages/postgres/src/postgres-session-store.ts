@@ -24,6 +24,7 @@ import type {
   PortableSession,
   PostgresBackendInfo,
   PostgresStoreStats,
+  PruneSessionsOptions,
   RichSessionRow,
   SearchHit,
   SearchIndexProgress,
@@ -284,11 +285,7 @@ export class PostgresSessionStore implements SessionStore {
     return retention.deleteSession(this.#ctx, id, o);
   }
   /** Deletes ended sessions older than `olderThanDays` (default 90); returns how many. */
-  async pruneSessions(o?: {
-    olderThanDays?: number;
-    source?: string;
-    sessionsDir?: string;
-  }): Promise<number> {
+  async pruneSessions(o?: PruneSessionsOptions): Promise<number> {
     return retention.pruneSessions(this.#ctx, o);
   }
   /** The value stored under `key` in `state_meta`, or `null`. */

@@ -39,12 +39,17 @@ describe("migrations under an advisory lock", () => {
     const reports = (await Promise.all(children)).map((r) => JSON.parse(r.stdout));
     const migrated = reports.filter((r) => r.applied.length > 0);
     expect(migrated).toHaveLength(1);
-    expect(migrated[0]).toMatchObject({ fromVersion: null, toVersion: 9, warnings: [], newerVersion: false });
-    expect(reports.filter((r) => r.applied.length === 0).every((r) => r.fromVersion === 9)).toBe(true);
+    expect(migrated[0]).toMatchObject({
+      fromVersion: null,
+      toVersion: 10,
+      warnings: [],
+      newerVersion: false,
+    });
+    expect(reports.filter((r) => r.applied.length === 0).every((r) => r.fromVersion === 10)).toBe(true);
     const store = await open(schema);
     expect(store.migration).toEqual({
-      fromVersion: 9,
-      toVersion: 9,
+      fromVersion: 10,
+      toVersion: 10,
       applied: [],
       warnings: [],
       newerVersion: false,
@@ -54,7 +59,7 @@ describe("migrations under an advisory lock", () => {
     await client.connect();
     try {
       const versions = await client.query(`SELECT version FROM "${schema}".schema_version`);
-      expect(versions.rows).toEqual([{ version: 9 }]);
+      expect(versions.rows).toEqual([{ version: 10 }]);
     } finally {
       await client.end();
     }
@@ -63,7 +68,7 @@ describe("migrations under an advisory lock", () => {
   it("a second open of a migrated schema applies nothing and keeps the data", async () => {
     const schema = fresh();
     const first = await open(schema);
-    expect(first.migration.applied).toHaveLength(9);
+    expect(first.migration.applied).toHaveLength(10);
     await first.createSession({ id: "s1", source: "cli" });
     const second = await open(schema);
     expect(second.migration.applied).toEqual([]);

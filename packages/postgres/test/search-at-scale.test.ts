@@ -80,8 +80,8 @@ describe("schema v3: existing databases upgrade", () => {
       }
       const store = await openPostgresSessionStore({ connectionString: url, schema });
       opened.push(store);
-      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 9, newerVersion: false });
-      expect(store.migration.applied).toHaveLength(7);
+      expect(store.migration).toMatchObject({ fromVersion: 2, toVersion: 10, newerVersion: false });
+      expect(store.migration.applied).toHaveLength(8);
       expect(store.migration.applied[0]).toMatch(/^v3: /);
       expect(store.migration.applied[1]).toMatch(/^v4: /);
       expect(store.migration.applied[2]).toMatch(/^v5: /);
@@ -89,6 +89,7 @@ describe("schema v3: existing databases upgrade", () => {
       expect(store.migration.applied[4]).toMatch(/^v7: /);
       expect(store.migration.applied[5]).toMatch(/^v8: /);
       expect(store.migration.applied[6]).toMatch(/^v9: /);
+      expect(store.migration.applied[7]).toMatch(/^v10: /);
       expect((await store.searchMessages("桂林")).map((h) => h.id)).toHaveLength(2);
       expect((await store.searchMessages("龙")).map((h) => h.id)).toEqual([6]);
       expect((await store.searchMessages("数据库")).map((h) => h.id)).toEqual([5]);
@@ -147,7 +148,7 @@ describe("schema v8: CJK search off the messages' own grams", () => {
       }
       const store = await openPostgresSessionStore({ connectionString: url, schema });
       opened.push(store);
-      expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 9, newerVersion: false });
+      expect(store.migration).toMatchObject({ fromVersion: 3, toVersion: 10, newerVersion: false });
       expect(store.migration.applied).toEqual([
         expect.stringMatching(/^v4: /),
         expect.stringMatching(/^v5: /),
@@ -155,6 +156,7 @@ describe("schema v8: CJK search off the messages' own grams", () => {
         expect.stringMatching(/^v7: /),
         expect.stringMatching(/^v8: /),
         expect.stringMatching(/^v9: /),
+        expect.stringMatching(/^v10: /),
       ]);
       expect((await c.query("SELECT to_regclass('message_grams') AS t")).rows[0].t).toBeNull();
       const triggers = await c.query(

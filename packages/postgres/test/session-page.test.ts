@@ -206,13 +206,14 @@ describe("sessions page from the newest activity (PostgreSQL)", () => {
         ).rows.length;
       expect(await indexes()).toBe(0);
       const store = await openStore({ schema });
-      expect(store.migration).toMatchObject({ fromVersion: 4, toVersion: 9, newerVersion: false });
+      expect(store.migration).toMatchObject({ fromVersion: 4, toVersion: 10, newerVersion: false });
       expect(store.migration.applied).toEqual([
         expect.stringMatching(/^v5: sessions page/),
         expect.stringMatching(/^v6: /),
         expect.stringMatching(/^v7: /),
         expect.stringMatching(/^v8: /),
         expect.stringMatching(/^v9: /),
+        expect.stringMatching(/^v10: /),
       ]);
       expect(await indexes()).toBe(1);
       expect(await allPages(store, { limit: 20 })).toEqual(

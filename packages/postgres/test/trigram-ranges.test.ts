@@ -178,8 +178,11 @@ describe("schema v9: a v8 store upgrades", () => {
       (COALESCE(content, '') || ' ' || COALESCE(tool_calls, '') || ' ' || COALESCE(tool_name, '')) public.gin_trgm_ops)`);
     await c.query("UPDATE schema_version SET version = 8");
     const upgraded = await open({ schema });
-    expect(upgraded.migration).toMatchObject({ fromVersion: 8, toVersion: 9 });
-    expect(upgraded.migration.applied).toEqual([expect.stringMatching(/^v9: /)]);
+    expect(upgraded.migration).toMatchObject({ fromVersion: 8, toVersion: 10 });
+    expect(upgraded.migration.applied).toEqual([
+      expect.stringMatching(/^v9: /),
+      expect.stringMatching(/^v10: /),
+    ]);
     expect((await expectWholeLayout(c)).map((r) => [r.lo, r.hi])).toEqual([
       [0, 40],
       [40, 50],

@@ -392,12 +392,13 @@ describe("schema v6: a v5 store upgrades", () => {
     }
     expect(await wordIndexes(c)).toEqual({ idx_messages_search_vector: "rum" });
     const store = await open({ schema });
-    expect(store.migration).toMatchObject({ fromVersion: 5, toVersion: 9 });
+    expect(store.migration).toMatchObject({ fromVersion: 5, toVersion: 10 });
     expect(store.migration.applied).toEqual([
       expect.stringMatching(/^v6: /),
       expect.stringMatching(/^v7: /),
       expect.stringMatching(/^v8: /),
       expect.stringMatching(/^v9: /),
+      expect.stringMatching(/^v10: /),
     ]);
     expect((await expectWholeLayout(c)).map((r) => [r.lo, r.hi])).toEqual([
       [0, 120],

@@ -11,6 +11,7 @@ export {
 } from "./cjk-index/cjk-index.js";
 export { TIMESTAMP_BOUND_SQL, TS_BLOCK_SHIFT, timestampBlocksFill } from "./cjk-index/timestamp-blocks.js";
 export { FTS_TABLE, FTS_TABLES, FTS_TRIGGERS, ftsTableScript, TRIGRAM_TABLE } from "./fts-ddl.js";
+export { ftsMatchBound } from "./fts-match-bound.js";
 export { likePattern } from "./like-pattern.js";
 export { searchSchema } from "./migrations/search-schema.js";
 export { newestMatchCandidates } from "./newest-first.js";

@@ -9,6 +9,7 @@ const entries = {
   "read-worker": "read-pool/read-worker.js",
   "writer-worker": "write/writer-worker.js",
   "cjk-build-worker": "side-index/cjk-build-worker.js",
+  "backup-worker": "backup/backup-worker.js",
 };
 
 await build({

@@ -23,13 +23,12 @@ export interface ConnectionPragmas {
 export class DatabaseConnection implements SqlExecutor {
   readonly db: Database.Database;
   readonly path: string;
-  /** The busy timeout this connection was opened with, in ms. */
-  readonly busyTimeoutMs: number;
   readonly #statements = new Map<string, Statement>();
+  #busyTimeoutMs: number;
 
   constructor(path: string, pragmas: ConnectionPragmas) {
     this.path = path;
-    this.busyTimeoutMs = Math.max(0, Math.floor(pragmas.busyTimeoutMs));
+    this.#busyTimeoutMs = Math.max(0, Math.floor(pragmas.busyTimeoutMs));
     this.db = new Database(pragmas.image ?? path, {
       readonly: pragmas.readOnly,
       fileMustExist: pragmas.readOnly && pragmas.image === undefined,
@@ -48,17 +47,34 @@ export class DatabaseConnection implements SqlExecutor {
     }
   }
 
+  /** The busy timeout in force, in ms (the one it was opened with, unless {@link setBusyTimeout} changed it). */
+  get busyTimeoutMs(): number {
+    return this.#busyTimeoutMs;
+  }
+
+  /**
+   * Sets SQLite's busy timeout, in ms: `0` while this connection must never sleep in the busy
+   * handler (on the caller's thread, while the store's own builder takes the lock in turns).
+   */
+  setBusyTimeout(ms: number): void {
+    const next = Math.max(0, Math.floor(ms));
+    if (next === this.#busyTimeoutMs || !this.db.open) return;
+    this.statement(`PRAGMA busy_timeout = ${next}`).get();
+    this.#busyTimeoutMs = next;
+  }
+
   /**
    * Runs `fn` with SQLite's busy handler off: a statement that meets a lock fails at once
    * instead of sleeping (blocking the event loop) for up to the busy timeout.
    */
   withoutBusyWait<T>(fn: () => T): T {
-    if (this.busyTimeoutMs === 0) return fn();
+    const ms = this.#busyTimeoutMs;
+    if (ms === 0) return fn();
     this.statement("PRAGMA busy_timeout = 0").get();
     try {
       return fn();
     } finally {
-      this.statement(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`).get();
+      this.statement(`PRAGMA busy_timeout = ${ms}`).get();
     }
   }
 

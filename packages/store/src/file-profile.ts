@@ -41,7 +41,7 @@ export interface FileFeatures {
   readonly displayMetadata: boolean;
   /** `system_prompts` + `sessions.system_prompt_hash`: deduplicated system prompts. */
   readonly systemPrompts: boolean;
-  /** `sessions.archived`. */
+  /** `sessions.archived` (or v31's `auto_archived`). */
   readonly archived: boolean;
   /** `sessions.hidden`. */
   readonly hidden: boolean;
@@ -83,7 +83,7 @@ export function readFileProfile(conn: DatabaseConnection, journalMode?: "wal" | 
     displayOrder: messageColumns.has("display_order"),
     displayMetadata: messageColumns.has("display_metadata"),
     systemPrompts: tables.has("system_prompts") && sessionColumns.has("system_prompt_hash"),
-    archived: sessionColumns.has("archived"),
+    archived: sessionColumns.has("archived") || sessionColumns.has("auto_archived"),
     hidden: sessionColumns.has("hidden"),
   };
   const mode =

@@ -1,4 +1,4 @@
-import { REPLAY_COLUMNS } from "@hermes/core";
+import { MESSAGE_VIEW_KEYS, REPLAY_COLUMNS, SESSION_VIEW_KEYS } from "@hermes/core";
 import type { DatabaseConnection } from "./database-connection.js";
 import { type FileProfile, V11_MESSAGE_COLUMNS, V11_SESSION_COLUMNS } from "./file-profile.js";
 
@@ -8,8 +8,10 @@ import { type FileProfile, V11_MESSAGE_COLUMNS, V11_SESSION_COLUMNS } from "./fi
  *
  * Most reads need no change of their own: `TEMP` views named `sessions` and `messages` shadow
  * the tables for this connection only (SQLite looks an unqualified name up in `temp` first),
- * with exactly the v11 columns (one the file lacks reads as NULL; columns whose meaning this
- * store does not know are not read) and the agent's display rules:
+ * with the v11 columns (one the file lacks reads as NULL), then the read model's fields the file
+ * has columns for (`SessionViewFields`/`MessageViewFields` of `@hermes/core`: flags,
+ * `created_source`, uids, `view_state`, `compressed_summary`; a field without a column is not in
+ * the view, so its key is absent), and the agent's display rules:
  *
  * - `sessions.system_prompt` is `COALESCE(system_prompts.prompt, sessions.system_prompt)`
  *   (newer agents store a prompt once, by hash, and clear the inline column);
@@ -46,8 +48,18 @@ export interface ProfileReads {
   /** Rows counted by `messageCount` (active rows, as the agent's counters): all, or of `?`. */
   readonly countAllSql: string;
   readonly countSessionSql: string;
+  /**
+   * Every row of session `:session_id` (superseded ones too) after (`:after_t`, `:after_id`), at
+   * most `:limit`, v11 columns and the read model's, in (timestamp, id) order: what an export
+   * carries.
+   */
+  readonly auditPageSql: string;
   /** Whether listings and searches can leave out archived or hidden sessions (the file has the flags). */
   readonly sessionFlags: boolean;
+  /** `id, message_uid` of the rows whose ids are in JSON array `?`; `null` without the column. */
+  readonly messageUidsSql: string | null;
+  /** `schema_version` of the file (an export's header names it); `null` without one. */
+  readonly schemaVersion: number | null;
 }
 
 /** Name of the temp view of session flags that listings filter on. */
@@ -89,9 +101,46 @@ function selectList(alias: string, columns: ReadonlySet<string>, names: readonly
   return names.map((n) => columnOf(alias, columns, n)).join(", ");
 }
 
-// Python truthiness of `display_metadata.model_only` (a JSON object's member): true, a
-// non-zero number, a non-empty string, array or object. Invalid JSON hides nothing.
-const MODEL_ONLY = `(m.display_metadata IS NOT NULL AND json_valid(m.display_metadata) AND CASE json_type(m.display_metadata, '$.model_only')
+/** The read model's session fields the file has columns for, as select items of `s`. */
+function sessionViewList(columns: ReadonlySet<string>): string[] {
+  return SESSION_VIEW_KEYS.filter((k) => columns.has(k)).map((k) => `s.${q(k)}`);
+}
+
+/** `view_state` of `m` from `active` and `compacted`, as a select item; `null` without `active`. */
+export function viewStateItem(columns: ReadonlySet<string>): string | null {
+  if (!columns.has("active")) return null;
+  const compacted = columns.has("compacted") ? "m.compacted = 1" : "0";
+  return `CASE WHEN m.active = 1 THEN 'active' WHEN ${compacted} THEN 'compacted' ELSE 'superseded' END AS "view_state"`;
+}
+
+/**
+ * The read model's message fields the file has columns for, as select items of `m`: the uid
+ * columns as stored (JSON text, parsed by `toMessageRow`), `view_state` from `active` and
+ * `compacted`, `compressed_summary` from `_compressed_summary`.
+ */
+function messageViewList(columns: ReadonlySet<string>): string[] {
+  const items: string[] = [];
+  for (const key of MESSAGE_VIEW_KEYS) {
+    if (key === "view_state") {
+      const item = viewStateItem(columns);
+      if (item !== null) items.push(item);
+    } else if (key === "compressed_summary") {
+      if (columns.has("_compressed_summary")) items.push(`m."_compressed_summary" AS "compressed_summary"`);
+    } else if (columns.has(key)) items.push(`m.${q(key)}`);
+  }
+  return items;
+}
+
+/** The v11 columns of `messages` (NULL where missing), then the read model's fields, as select items of `m`. */
+export function messageList(columns: ReadonlySet<string>): string {
+  return [selectList("m", columns, V11_MESSAGE_COLUMNS), ...messageViewList(columns)].join(", ");
+}
+
+/**
+ * Python truthiness of `m.display_metadata`'s `model_only` member (a JSON object's): true, a
+ * non-zero number, a non-empty string, array or object. Invalid JSON hides nothing.
+ */
+export const MODEL_ONLY = `(m.display_metadata IS NOT NULL AND json_valid(m.display_metadata) AND CASE json_type(m.display_metadata, '$.model_only')
     WHEN 'true' THEN 1
     WHEN 'integer' THEN json_extract(m.display_metadata, '$.model_only') != 0
     WHEN 'real' THEN json_extract(m.display_metadata, '$.model_only') != 0
@@ -129,12 +178,18 @@ export function fileViewStatements(profile: FileProfile): string[] {
       return `COALESCE((SELECT p.prompt FROM main.system_prompts p WHERE p.hash = s.system_prompt_hash), ${inline}) AS "system_prompt"`;
     }
     return columnOf("s", s, name);
-  }).join(", ");
+  })
+    .concat(sessionViewList(s))
+    .join(", ");
   const flag = (name: string) => (s.has(name) ? `COALESCE(s.${q(name)}, 0)` : "0");
+  // Archived by the user or by the agent's stale sweep (v31's `auto_archived`).
+  const archived = s.has("auto_archived")
+    ? `(${flag("archived")} != 0 OR ${flag("auto_archived")} != 0)`
+    : flag("archived");
   return [
     `CREATE TEMP VIEW IF NOT EXISTS sessions AS SELECT ${sessionList} FROM main.sessions s`,
-    `CREATE TEMP VIEW IF NOT EXISTS messages AS SELECT ${selectList("m", m, V11_MESSAGE_COLUMNS)} FROM main.messages m WHERE ${displayedWhere(profile)}`,
-    `CREATE TEMP VIEW IF NOT EXISTS ${SESSION_FLAGS_VIEW} AS SELECT s.id AS id, ${flag("archived")} AS archived, ${flag("hidden")} AS hidden FROM main.sessions s`,
+    `CREATE TEMP VIEW IF NOT EXISTS messages AS SELECT ${messageList(m)} FROM main.messages m WHERE ${displayedWhere(profile)}`,
+    `CREATE TEMP VIEW IF NOT EXISTS ${SESSION_FLAGS_VIEW} AS SELECT s.id AS id, ${archived} AS archived, ${flag("hidden")} AS hidden FROM main.sessions s`,
     ...Object.values(LEFT_OUT_VIEWS).map(
       (v) =>
         `CREATE TEMP VIEW IF NOT EXISTS ${v.name} AS SELECT id FROM ${SESSION_FLAGS_VIEW} WHERE ${v.where}`,
@@ -159,7 +214,7 @@ export function installFileViews(conn: DatabaseConnection, profile: FileProfile,
 export function profileReads(profile: FileProfile): ProfileReads | null {
   if (profile.plain) return null;
   const m = profile.messageColumns;
-  const columns = selectList("m", m, V11_MESSAGE_COLUMNS);
+  const columns = messageList(m);
   const displayed = displayedWhere(profile);
   const active = activeWhere(profile);
   const byDisplay = profile.features.displayOrder;
@@ -190,6 +245,13 @@ export function profileReads(profile: FileProfile): ProfileReads | null {
     windowCountSql: `SELECT COUNT(*) AS n FROM main.messages m WHERE m.session_id = ? AND ${active}`,
     countAllSql: `SELECT COUNT(*) AS n FROM main.messages m WHERE ${active}`,
     countSessionSql: `SELECT COUNT(*) AS n FROM main.messages m WHERE m.session_id = ? AND ${active}`,
+    auditPageSql: `SELECT ${columns} FROM main.messages m WHERE m.session_id = :session_id
+      AND m.timestamp >= :after_t AND (m.timestamp > :after_t OR m.id > :after_id)
+      ORDER BY m.timestamp, m.id LIMIT :limit`,
     sessionFlags: profile.features.archived || profile.features.hidden,
+    messageUidsSql: m.has("message_uid")
+      ? "SELECT m.id AS id, m.message_uid AS message_uid FROM main.messages m WHERE m.id IN (SELECT value FROM json_each(?))"
+      : null,
+    schemaVersion: profile.schemaVersion,
   };
 }

@@ -1,5 +1,5 @@
 // The SQLite adapter (openSessionStore, the SessionStore class, resolveStatePath, the SQLite
-// version check, read-only access to a file) and, re-exported from @hermes/core so that
+// version check, read-only access to a file, backup and restore) and, re-exported from @hermes/core so that
 // `@hermes/store` alone serves the API of API.md, the errors, title rules, formats and types a
 // user of the SQLite store meets.
 export {
@@ -10,6 +10,11 @@ export {
   type AutoPruneOptions,
   type AutoPruneResult,
   BackendError,
+  type CapturedMessage,
+  type CapturedMessageState,
+  type ChangeBatch,
+  type ChangeCursor,
+  type ChangesSinceOptions,
   type ConversationMessage,
   type ConversationWindow,
   type ConversationWindowOptions,
@@ -51,6 +56,7 @@ export {
   type SearchMessagesOptions,
   type SearchSessionsOptions,
   type SessionExport,
+  type SessionMessageStates,
   SessionNotFoundError,
   type SessionPage,
   type SessionPageOptions,
@@ -77,6 +83,23 @@ export {
   type WatchChangesOptions,
   writeJsonl,
 } from "@hermes/core";
+export { ArchiveInvalidError } from "./backup/archive-invalid-error.js";
+export {
+  ARCHIVE_SUFFIX,
+  type BackupManifest,
+  MANIFEST_SUFFIX,
+  manifestPathOf,
+  readBackupManifest,
+} from "./backup/backup-manifest.js";
+export { type BackupOptions, type BackupResult, backupTo, rotateBackups } from "./backup/backup-to.js";
+export type { SnapshotCheck } from "./backup/check-snapshot.js";
+export { type FileHolder, findHolders } from "./backup/find-holders.js";
+export { type BackupEntry, listBackups } from "./backup/list-backups.js";
+export { type RestoreOptions, type RestoreResult, restoreFrom } from "./backup/restore-from.js";
+export { TargetInUseError } from "./backup/target-in-use-error.js";
+export type { BackupProgress } from "./backup/unpack-archive.js";
+export { type BackupVerification, verifyBackup } from "./backup/verify-backup.js";
+export { changesSince } from "./change-capture/changes-since.js";
 export { isSupportedSqliteVersion, MIN_SQLITE_VERSION } from "./database-file.js";
 export type { FileFeatures, FileProfile } from "./file-profile.js";
 export { type StoreAccess, writeBlocker as whyNotWritable } from "./open-read-only-store.js";

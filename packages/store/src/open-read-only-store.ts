@@ -8,6 +8,7 @@ import { mapSqliteError } from "./sqlite-errors.js";
 import type { StoreContext } from "./store-context.js";
 import { DEFAULT_WRITE_POLICY } from "./write/write-policy.js";
 import { WriteQueue } from "./write/write-queue.js";
+import { writeOperationName } from "./write-operation-names.js";
 
 /** Why a store opened read-only: asked for, a newer agent's file, or a file it cannot write. */
 export type ReadOnlyCause =
@@ -19,7 +20,7 @@ export type ReadOnlyCause =
 export interface ReadOnlyStoreState {
   readonly file: ReadOnlyFile;
   readonly cause: ReadOnlyCause;
-  /** The error every write rejects with. */
+  /** The error every write rejects with; `action` is the write method's name (see `writeOperationName`). */
   refusal(action: string): HermesStoreError;
 }
 
@@ -91,14 +92,13 @@ export function openReadOnlyState(
     cause: effective,
     refusal(action) {
       if (effective.kind === "newer") {
-        return new SchemaNewerError(
-          path,
-          effective.fileVersion,
-          SCHEMA_VERSION,
-          `${action} was refused, nothing was written`,
-        );
+        return new SchemaNewerError(path, effective.fileVersion, SCHEMA_VERSION, writeOperationName(action));
       }
-      return new StoreReadOnlyError(path, causeText(effective), action);
+      return new StoreReadOnlyError(
+        path,
+        causeText(effective),
+        `${writeOperationName(action)} is refused: this store`,
+      );
     },
   };
 }

@@ -77,7 +77,8 @@ export interface OpenSessionStoreOptions {
    * SQLite's own busy handler, in ms (default 5; 1000 for a read-only store, whose reads of a
    * rollback-journal file wait while a writer commits). Kept short because better-sqlite3
    * waits synchronously, freezing the event loop; longer waits happen between attempts, on
-   * timers.
+   * timers. Not used by the caller's thread while the store's short-CJK builder runs (its writes
+   * then wait on timers only).
    */
   busyTimeoutMs?: number;
   /** Durability (default `FULL`, as the reference). `NORMAL` may lose the last commits on power loss. */
@@ -332,12 +333,7 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
   const newer = newerSchemaVersion(conn);
   if (newer !== null) {
     if (options.readOnly === false) {
-      throw new SchemaNewerError(
-        path,
-        newer,
-        SCHEMA_VERSION,
-        "a writable open (readOnly: false) was refused",
-      );
+      throw new SchemaNewerError(path, newer, SCHEMA_VERSION, "A writable open (readOnly: false)");
     }
     return openReadOnlyStore(path, { kind: "newer", fileVersion: newer }, options);
   }

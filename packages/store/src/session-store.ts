@@ -22,6 +22,7 @@ import type {
   MessagePageOptions,
   MessageRow,
   PortableSession,
+  PruneSessionsOptions,
   RichSessionRow,
   SearchHit,
   SearchIndexProgress,
@@ -102,7 +103,11 @@ export class SessionStore implements SessionStoreContract {
     // With a writer thread, the index is built there; this side reports what that builder does.
     const builds = readOnly === undefined && p.writer === undefined;
     const builder = { state: () => this.#writes.thread?.cjk };
-    this.#cjkIndex = new CjkSideIndex(() => conn, builds ? p.cjk : undefined, builder);
+    // While this side's builder runs, the caller's thread never sleeps in SQLite's busy handler:
+    // a write meeting the builder's lock waits on timers (the write queue's backoff) instead.
+    const busyMs = conn.busyTimeoutMs;
+    const onBuilding = (active: boolean) => conn.setBusyTimeout(active ? 0 : busyMs);
+    this.#cjkIndex = new CjkSideIndex(() => conn, builds ? p.cjk : undefined, builder, onBuilding);
     this.#pool = pool;
     const ctx =
       readOnly === undefined
@@ -332,11 +337,7 @@ export class SessionStore implements SessionStoreContract {
   async deleteSession(id: string, o?: { sessionsDir?: string }): Promise<boolean> {
     return this.#writes.deleteSession(id, o);
   }
-  async pruneSessions(o?: {
-    olderThanDays?: number;
-    source?: string;
-    sessionsDir?: string;
-  }): Promise<number> {
+  async pruneSessions(o?: PruneSessionsOptions): Promise<number> {
     return this.#writes.pruneSessions(o);
   }
   async getMeta(key: string): Promise<string | null> {

@@ -143,9 +143,9 @@ export { contract, backend, stats };
 `;
 
 const CONFORMANCE_TEST = `
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describeSessionStoreConformance } from "@hermes/conformance";
 import { openSessionStore } from "@hermes/store";
 
@@ -153,6 +153,10 @@ describeSessionStoreConformance({
   name: "sqlite",
   open: (options) =>
     openSessionStore({ path: join(mkdtempSync(join(tmpdir(), "conformance-")), "state.db"), ...options }),
+  close: async (store) => {
+    await store.close();
+    rmSync(dirname(store.path), { recursive: true, force: true });
+  },
   openReadOnly: (store) => openSessionStore({ path: store.path, readOnly: true }),
 });
 `;

@@ -28,7 +28,7 @@ describe("read pool of a read-only store", () => {
       for (const read of [
         (s: typeof solo) => s.listSessionPage({ limit: 5 }),
         (s: typeof solo) => s.searchMessages("桂"),
-        (s: typeof solo) => s.searchMessages("docker"),
+        (s: typeof solo) => s.searchMessages("dock*"), // a prefix: never cheap, a worker's
         (s: typeof solo) => s.getLineage("s1"),
       ]) {
         expect(await read(pooled)).toEqual(await read(solo));

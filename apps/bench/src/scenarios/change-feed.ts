@@ -1,11 +1,11 @@
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { openSessionStore, type StoreChange } from "@hermes/store";
 import { mainDataset } from "../data/datasets.js";
 import { ensureDataset } from "../data/ensure-dataset.js";
 import { caseFromSamples, measureAlternating } from "../measure-alternating.js";
 import { openRawConnection } from "../raw-connection.js";
+import { rawIdPoller } from "../raw-id-poller.js";
 import { latencyChart } from "../report/render-chart.js";
 import type { Scenario } from "../scenario.js";
 import { missingMethod } from "../store-capability.js";
@@ -25,12 +25,9 @@ export const changeFeedScenario: Scenario = {
     const writer = await openSessionStore({ path });
     const reader = await openSessionStore({ path });
     const raw = openRawConnection(path);
-    const newer = raw.prepare(
-      "SELECT id, session_id, content FROM messages WHERE id > ? ORDER BY id LIMIT 500",
-    );
+    const poller = rawIdPoller(raw, INTERVAL_MS);
     const sessionId = "bench-change-feed";
     await writer.createSession({ id: sessionId, source: "bench" });
-    let rawCursor = Number(raw.prepare("SELECT COALESCE(MAX(id), 0) FROM messages").pluck().get());
     const stop = new AbortController();
     const missing = missingMethod(reader, "watchChanges");
     const feed =
@@ -40,7 +37,7 @@ export const changeFeedScenario: Scenario = {
               signal: stop.signal,
               intervalMs: INTERVAL_MS,
               includeMessages: true,
-              afterMessageId: rawCursor,
+              afterMessageId: poller.cursor,
             })
             [Symbol.asyncIterator]()
         : null;
@@ -59,15 +56,7 @@ export const changeFeedScenario: Scenario = {
           if ((next.value as StoreChange).lastMessageId >= id) return;
         }
       };
-      const baseline = async (i: number) => {
-        const id = await append(i);
-        for (;;) {
-          const rows = newer.all(rawCursor) as Array<{ id: number }>;
-          if (rows.length > 0) rawCursor = rows[rows.length - 1]!.id;
-          if (rawCursor >= id) return;
-          await sleep(INTERVAL_MS);
-        }
-      };
+      const baseline = async (i: number) => poller.waitFor(await append(i));
       const samples = await measureAlternating(ours, baseline, plan);
       const cases = [
         caseFromSamples("append → seen by another connection", "watchChanges", samples, {

@@ -1,5 +1,7 @@
 import type { Scenario } from "../scenario.js";
 import { appendScenario } from "./append.js";
+import { backupScenario } from "./backup.js";
+import { changeCaptureScenario } from "./change-capture.js";
 import { changeFeedScenario } from "./change-feed.js";
 import { cjkBuildScenario } from "./cjk-build.js";
 import { contentionScenario } from "./contention.js";
@@ -22,10 +24,12 @@ export const SCENARIOS: readonly Scenario[] = [
   resumeScenario,
   listScenario,
   changeFeedScenario,
+  changeCaptureScenario,
   searchScenario,
   cjkBuildScenario,
   readsScenario,
   exportScenario,
+  backupScenario,
   forkScenario,
   migrateScenario,
   postgresScenario,

@@ -2,8 +2,8 @@ import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
-import { plural } from "../render/render-conversation.js";
-import { resolveSession } from "../resolve-session.js";
+import { countOf } from "../render/plural.js";
+import { EXACT_NAME_HELP, resolveSessionExactly } from "../resolve-session.js";
 import { printJson } from "../write-output.js";
 
 /** Asks on the terminal (`@inquirer/confirm`, on stderr so stdout stays the result); default no. */
@@ -24,13 +24,14 @@ export function deleteCommand(): Command {
   return new Command("delete")
     .alias("rm")
     .description("delete a session and its messages (asks first on a terminal; --yes otherwise)")
-    .argument("<session>", "session id, prefix or title")
+    .argument("<session>", "session id, unique id prefix, or exact title")
     .option("-y, --yes", "do not ask")
     .option("--json", "print the result as JSON")
+    .addHelpText("after", EXACT_NAME_HELP)
     .action(async (ref: string, o: { yes?: boolean; json?: boolean }, cmd: Command) => {
       const g = globalOptions(cmd);
       await withStore(await openExisting(g), async (store) => {
-        const id = await resolveSession(store, ref);
+        const id = await resolveSessionExactly(store, ref);
         const session = await store.getSession(id);
         if (!o.yes) {
           if (process.stdin.isTTY !== true) {
@@ -38,7 +39,7 @@ export function deleteCommand(): Command {
           }
           const label = session?.title ? ` '${session.title}'` : "";
           const ok = await ask(
-            `Delete session ${id}${label} and its ${plural(session?.message_count ?? 0, "message")}?`,
+            `Delete session ${id}${label} and its ${countOf(await store.messageCount({ sessionId: id }), "message")}?`,
           );
           if (!ok) {
             if (o.json) return printJson({ id, deleted: false });

@@ -16,8 +16,10 @@ import {
   requireExisting,
 } from "../open-database.js";
 import { formatBytes } from "../render/format-time.js";
+import { countOf } from "../render/plural.js";
 import { createProgress } from "../render/progress.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
+import { foreignFile } from "../unusable-file.js";
 import { printJson } from "../write-output.js";
 
 /** One finding of `doctor`. */
@@ -64,13 +66,14 @@ function fileChecks(path: string): DoctorCheck[] {
 }
 
 /** The schema version check: ours, a newer agent's (read with its rules, never written), or old. */
-function schemaCheck(version: number | null): DoctorCheck {
+function schemaCheck(path: string, version: number | null): DoctorCheck {
   if (version === SCHEMA_VERSION) return { name: "schema version", status: "ok", detail: `v${version}` };
   if (version === null) {
+    // Someone else's file is said to be so, as every command says it (migrate cannot help).
     return {
       name: "schema version",
       status: "fail",
-      detail: "no schema_version row (run 'hermes-sessions migrate')",
+      detail: foreignFile(path) ?? "no schema_version row (run 'hermes-sessions migrate')",
     };
   }
   if (version > SCHEMA_VERSION) {
@@ -97,7 +100,7 @@ function readOnlyChecks(path: string): { checks: DoctorCheck[]; version: number 
   const db = file.db;
   try {
     const profile = file.profile;
-    checks.push(schemaCheck(profile.schemaVersion));
+    checks.push(schemaCheck(path, profile.schemaVersion));
     checks.push({
       name: "journal mode",
       status: "ok",
@@ -151,7 +154,7 @@ function readOnlyChecks(path: string): { checks: DoctorCheck[]; version: number 
         detail:
           drift.n === 0
             ? "match the rows"
-            : `${drift.n} session(s) whose message_count differs from their rows`,
+            : `${countOf(drift.n, "session")} whose message_count differs from their rows`,
       });
     }
     return { checks, version: profile.schemaVersion };
@@ -163,16 +166,23 @@ function readOnlyChecks(path: string): { checks: DoctorCheck[]; version: number 
 /**
  * Turns the store's `verifySearchIndex()` report (`{ ok, indexes: [{ name, kind, status,
  * detail?, pending? }] }`) into checks. Only `missing` and `damaged` fail: an extra index that
- * is behind, building or not built yet catches up by itself before its next use.
+ * is behind, building or not built yet catches up by itself before its next use. With
+ * `sideIndexed`, an index of kind `short-cjk` that is not built is left to the side index's own
+ * check ({@link cjkSideIndexCheck}), which says the same and more: one line, not two.
  */
-function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
-  return report.indexes.map((i) => {
+function searchReportChecks(report: SearchIndexReport, sideIndexed = false): DoctorCheck[] {
+  const shown = report.indexes.filter(
+    (i) => !(sideIndexed && i.kind === "short-cjk" && i.status === "not-built"),
+  );
+  return shown.map((i) => {
     const status = i.status;
     const words: Record<string, string> = {
       ok: "consistent with messages",
       // A side index counts queued changes; PostgreSQL's word index is behind its seal mark.
       behind:
-        i.pending === undefined ? "behind" : `${i.pending} queued change(s), applied before its next use`,
+        i.pending === undefined
+          ? "behind"
+          : `${countOf(i.pending, "queued change")}, applied before its next use`,
       building: "build interrupted, resumed before its next use",
       "not-built": "not built yet (created on the first short CJK search)",
       missing: "missing (run doctor --repair)",
@@ -194,28 +204,41 @@ function searchReportChecks(report: SearchIndexReport): DoctorCheck[] {
  * The short-CJK side index as the store's `stats().sideIndexes.cjk` reports it: its state and
  * how far it is built. A build under way or interrupted is a warning (searches scan until it is
  * ready, with the same hits); a writable store resumes it on its next short CJK search.
+ * `readOnlyBecause`: why this tool can never build it in this file (a newer agent's file, or
+ * one this user cannot write), so that the advice says what is true here; `null` when it can.
  */
-export function cjkSideIndexCheck(cjk: SideIndexStatus): DoctorCheck {
+export function cjkSideIndexCheck(cjk: SideIndexStatus, readOnlyBecause: string | null = null): DoctorCheck {
   const n = (x: number) => x.toLocaleString("en-US");
-  const queued = cjk.pendingChanges > 0 ? `, ${n(cjk.pendingChanges)} queued change(s)` : "";
+  const queued = cjk.pendingChanges > 0 ? `, ${countOf(cjk.pendingChanges, "queued change")}` : "";
   const failed = cjk.lastError === null ? "" : `; last build stopped: ${cjk.lastError}`;
   const name = "side index short-CJK";
+  if (cjk.state === "absent" && readOnlyBecause !== null) {
+    return {
+      name,
+      status: "ok",
+      detail: `not built, and never built here: ${readOnlyBecause}; searches of 1–2-character CJK terms scan the messages instead (the same hits, slower)`,
+    };
+  }
   if (cjk.state === "absent") {
     return {
       name,
       status: "ok",
-      detail: `not built yet (built on a worker thread at the first 1–2-character CJK search; ${n(cjk.totalRows)} messages to index)`,
+      detail: `not built yet (built on a worker thread at the first 1–2-character CJK search; ${countOf(cjk.totalRows, "message")} to index)`,
     };
   }
   if (cjk.state === "ready") {
-    return { name, status: "ok", detail: `ready: ${n(cjk.indexedRows)} messages indexed${queued}${failed}` };
+    return {
+      name,
+      status: "ok",
+      detail: `ready: ${countOf(cjk.indexedRows, "message")} indexed${queued}${failed}`,
+    };
   }
   const pct = cjk.totalRows === 0 ? 100 : Math.floor((100 * cjk.indexedRows) / cjk.totalRows);
   return {
     name,
     status: "warn",
     detail:
-      `building: ${n(cjk.indexedRows)} of ${n(cjk.totalRows)} messages (${pct}%)${queued}; ` +
+      `building: ${n(cjk.indexedRows)} of ${countOf(cjk.totalRows, "message")} (${pct}%)${queued}; ` +
       `${cjk.active ? "under way" : "resumes at the next short CJK search of a writable store"}, searches scan meanwhile${failed}`,
   };
 }
@@ -264,6 +287,18 @@ async function repair(store: Pick<AnyStore, "rebuildSearchIndex">): Promise<void
   }
 }
 
+/**
+ * Why this tool can never build its short-CJK index in the file at `path`, or `null` when a
+ * writable open would (on its first short CJK search).
+ */
+function neverBuilt(path: string, version: number | null): string | null {
+  if (version !== null && version > SCHEMA_VERSION) {
+    return `the file belongs to a newer Hermes Agent (schema ${version}), which this tool never writes`;
+  }
+  const blocker = whyNotWritable(path);
+  return blocker === null ? null : `this user cannot write the file (${blocker})`;
+}
+
 /** `doctor`: checks the file, schema, integrity, search indexes and permissions. */
 export function doctorCommand(): Command {
   return new Command("doctor")
@@ -286,6 +321,7 @@ export function doctorCommand(): Command {
         checks.push(...found.checks);
         version = found.version;
       } catch (error) {
+        if (error instanceof CliError) throw error;
         throw new CliError(`${path} cannot be checked: ${(error as Error).message}`, 1, { cause: error });
       }
       // The store is opened read-only (the search indexes are checked without writing) on a
@@ -320,8 +356,8 @@ export function doctorCommand(): Command {
             await repair(store);
             repaired = true;
           }
-          checks.push(...searchReportChecks(await store.verifySearchIndex()));
-          checks.push(cjkSideIndexCheck(store.stats().sideIndexes.cjk));
+          checks.push(...searchReportChecks(await store.verifySearchIndex(), true));
+          checks.push(cjkSideIndexCheck(store.stats().sideIndexes.cjk, neverBuilt(path, version)));
         }
       } finally {
         await store?.close();
@@ -352,8 +388,8 @@ function report(
     if (repaired) process.stdout.write("Search indexes rebuilt.\n");
     process.stdout.write(
       failed === 0
-        ? `${warned === 0 ? "All checks passed." : `All checks passed, ${warned} warning(s).`}\n`
-        : `${failed} check(s) failed.\n`,
+        ? `${warned === 0 ? "All checks passed." : `All checks passed, ${countOf(warned, "warning")}.`}\n`
+        : `${countOf(failed, "check")} failed.\n`,
     );
   }
   if (failed > 0) process.exitCode = 1;

@@ -3,20 +3,26 @@ import { type Writable, Writable as WritableStream } from "node:stream";
 import { finished } from "node:stream/promises";
 import { type SessionStore, sessionToMarkdown } from "@hermes/core";
 import { Command, Option } from "commander";
+import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
-import { parseSince } from "../parse-options.js";
+import { countOf } from "../render/plural.js";
 import { createProgress, type Progress } from "../render/progress.js";
-import { resolveSession } from "../resolve-session.js";
-import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
+import { NAME_HELP, resolveSession } from "../resolve-session.js";
+import {
+  type SelectionOptions,
+  selectedSessions,
+  selectSources,
+  withSelectionOptions,
+} from "../session-selection.js";
+import { visibilityOf } from "../visibility-options.js";
 import { writeChunk } from "../write-output.js";
 
 type Format = "jsonl" | "json" | "md";
 
-interface ExportOptions extends SourceOptions {
+interface ExportOptions extends SelectionOptions {
   format: Format;
   out?: string;
-  since?: number;
 }
 
 interface ExportFilter {
@@ -45,102 +51,151 @@ function countingSink(target: Writable, progress: Progress, total: number): Writ
 }
 
 /**
- * What to export: one session, or every session of the selected sources started since a date.
- * The store filters on one source at a time, so several are turned into their sessions' ids.
+ * What to export: one session, or every selected session. The store filters on one source
+ * and a start time itself; anything more (several sources, --until, --model, --title) is turned
+ * into the selected sessions' ids. As `list` and `stats`, an export of many sessions leaves out
+ * those a newer agent flags archived or hidden unless `--include-archived`/`--include-hidden`
+ * (`leftOut` counts them); a session named by the user is exported whatever its flags.
  */
 async function exportFilter(
   store: SessionStore,
   ref: string | undefined,
   o: ExportOptions,
-): Promise<{ filter: ExportFilter; total: number }> {
+): Promise<{ filter: ExportFilter; total: number; leftOut: number }> {
   const since = o.since !== undefined ? { since: o.since } : {};
+  if (ref !== undefined) {
+    return { filter: { sessionIds: [await resolveExported(store, ref)], ...since }, total: 1, leftOut: 0 };
+  }
   const sources = await selectSources(store, o);
-  let ids = ref !== undefined ? [await resolveSession(store, ref)] : undefined;
-  if (sources !== null && sources.length === 1 && ids === undefined) {
+  const beyond = o.until !== undefined || o.model !== undefined || o.title !== undefined;
+  const flagged = await flaggedLeftOut(store, o);
+  if (sources === null && !beyond && flagged === 0) {
+    return { filter: since, total: await store.sessionCount(), leftOut: 0 };
+  }
+  if (sources !== null && sources.length === 1 && !beyond && flagged === 0) {
     return {
       filter: { source: sources[0]!, ...since },
       total: await store.sessionCount({ source: sources[0]! }),
+      leftOut: 0,
     };
   }
-  if (sources !== null) {
-    const chosen = new Set<string>();
-    for (const source of sources) {
-      for (let offset = 0; ; offset += 1000) {
-        const page = await store.searchSessions({ source, limit: 1000, offset });
-        for (const s of page) chosen.add(s.id);
-        if (page.length < 1000) break;
-      }
-    }
-    ids = ids === undefined ? [...chosen] : ids.filter((id) => chosen.has(id));
+  const ids = ((await selectedSessions(store, o, { always: true })) ?? []).map((s) => s.id);
+  return { filter: { sessionIds: ids, ...since }, total: ids.length, leftOut: flagged };
+}
+
+/**
+ * How many sessions the visibility flags leave out of an export (0 on a file without flags, or
+ * with both `--include-*` flags): every session, less those `usageStats` counts.
+ */
+async function flaggedLeftOut(store: SessionStore, o: ExportOptions): Promise<number> {
+  if (o.includeArchived === true && o.includeHidden === true) return 0;
+  const listed = await store.usageStats({ groupBy: "source", ...visibilityOf(o) });
+  const shown = listed.reduce((n, r) => n + r.sessions, 0);
+  return Math.max(0, (await store.sessionCount()) - shown);
+}
+
+/** The note of an export that left flagged sessions out. */
+function leftOutNote(n: number): string {
+  return `Left out ${countOf(n, "session")} a newer agent flags archived or hidden (--include-archived, --include-hidden to export them too).`;
+}
+
+/**
+ * The session `export SESSION` names. A name that matches none and looks like a file
+ * (`out.jsonl`, `backups/x.md`) was most likely meant as the output: the error says how.
+ */
+async function resolveExported(store: SessionStore, ref: string): Promise<string> {
+  try {
+    return await resolveSession(store, ref);
+  } catch (error) {
+    if (!(error instanceof CliError) || !/[/\\]|\.(jsonl|json|md|txt)$/i.test(ref)) throw error;
+    throw new CliError(
+      `No session matches '${ref}'; to export every session to that file, give it with --out: ` +
+        `hermes-sessions export --out ${ref}`,
+      error.exitCode,
+      { cause: error },
+    );
   }
-  if (ids === undefined) return { filter: since, total: await store.sessionCount() };
-  return { filter: { sessionIds: ids, ...since }, total: ids.length };
 }
 
 /** `export`: sessions as JSONL (the interchange format), a JSON array, or Markdown. */
 export function exportCommand(): Command {
-  return withSourceOptions(
+  return withSelectionOptions(
     new Command("export")
-      .description("export one session or all of them (streamed; `import` reads JSONL and JSON)")
-      .argument("[session]", "session id, prefix or title (default: every session)")
+      .description(
+        "export one session or all of them (streamed; `import` reads JSONL and JSON); from a newer agent's file, every row of each session with its view state, flags and uids",
+      )
+      .argument("[session]", "session id, prefix or title (default: every session); the file is --out")
+      .addHelpText("after", NAME_HELP)
       .addOption(
         new Option("-f, --format <format>", "jsonl (interchange), json (one array) or md (Markdown)")
           .choices(["jsonl", "json", "md"])
           .default("jsonl"),
       )
       .option("-o, --out <file>", "write to this file (created 0600) instead of stdout"),
-  )
-    .option(
-      "--since <date>",
-      "only sessions started since a date (2026-01-31) or age (7d)",
-      parseSince("--since"),
-    )
-    .action(async (ref: string | undefined, o: ExportOptions, cmd: Command) => {
-      const g = globalOptions(cmd);
-      await withStore(await openForReading(g), async (store) => {
-        const { filter, total } = await exportFilter(store, ref, o);
-        // Written beside the target and renamed when complete: an interrupted export never
-        // leaves a truncated file under the name asked for.
-        const partial = o.out === undefined ? undefined : `${o.out}.partial-${process.pid}`;
-        const out: Writable =
-          partial === undefined ? process.stdout : createWriteStream(partial, { mode: 0o600, flags: "wx" });
-        const progress = createProgress(`exporting ${o.format}`);
-        let count = 0;
-        try {
-          if (o.format === "jsonl") {
-            // The store streams each session message by message: constant memory however long.
-            const sink = countingSink(out, progress, total);
-            const report = await store.exportJsonl(sink, filter);
-            sink.end();
-            await finished(sink);
-            count = report.sessions;
-          } else {
-            if (o.format === "json") await writeChunk(out, "[");
-            // JSON and Markdown hold one session in memory at a time (JSONL not even that).
-            for await (const session of store.exportStream(filter)) {
-              if (o.format === "json") {
-                await writeChunk(out, `${count > 0 ? "," : ""}\n${JSON.stringify(session)}`);
-              } else await writeChunk(out, `${count > 0 ? "\n---\n\n" : ""}${sessionToMarkdown(session)}`);
-              count++;
-              progress.update(count, Math.max(total, count));
+    { flagged: true },
+  ).action(async (ref: string | undefined, o: ExportOptions, cmd: Command) => {
+    const g = globalOptions(cmd);
+    await withStore(await openForReading(g), async (store) => {
+      const { filter, total, leftOut } = await exportFilter(store, ref, o);
+      // Written beside the target and renamed when complete: an interrupted export never
+      // leaves a truncated file under the name asked for.
+      const partial = o.out === undefined ? undefined : `${o.out}.partial-${process.pid}`;
+      const out: Writable =
+        partial === undefined ? process.stdout : createWriteStream(partial, { mode: 0o600, flags: "wx" });
+      const progress = createProgress(`exporting ${o.format}`);
+      let count = 0;
+      let messages = 0;
+      try {
+        if (o.format === "jsonl") {
+          // The store streams each session message by message: constant memory however long.
+          const sink = countingSink(out, progress, total);
+          const report = await store.exportJsonl(sink, filter);
+          sink.end();
+          await finished(sink);
+          count = report.sessions;
+          messages = report.messages;
+        } else {
+          if (o.format === "json") await writeChunk(out, "[");
+          // JSON and Markdown hold one session in memory at a time (JSONL not even that).
+          for await (const session of store.exportStream(filter)) {
+            if (o.format === "json") {
+              await writeChunk(out, `${count > 0 ? "," : ""}\n${JSON.stringify(session)}`);
+              messages += session.messages.length;
+            } else {
+              // A newer agent's file: the stream carries every row (superseded ones too);
+              // Markdown shows what the agent displays, in its order.
+              const shown = session.messages.filter((m) => m.view_state !== "superseded").length;
+              const md = session.messages.some((m) => "view_state" in m)
+                ? await store.exportSessionMarkdown(session.id)
+                : null;
+              await writeChunk(out, `${count > 0 ? "\n---\n\n" : ""}${md ?? sessionToMarkdown(session)}`);
+              messages += shown;
             }
-            if (o.format === "json") await writeChunk(out, count > 0 ? "\n]\n" : "]\n");
+            count++;
+            progress.update(count, Math.max(total, count));
           }
-          if (partial !== undefined) {
-            out.end();
-            await finished(out);
-            renameSync(partial, o.out!);
-          }
-        } catch (error) {
-          if (partial !== undefined) {
-            out.destroy();
-            rmSync(partial, { force: true });
-          }
-          throw error;
-        } finally {
-          progress.finish();
+          if (o.format === "json") await writeChunk(out, count > 0 ? "\n]\n" : "]\n");
         }
-        if (o.out !== undefined) process.stderr.write(`Exported ${count} session(s) to ${o.out}\n`);
-      });
+        if (partial !== undefined) {
+          out.end();
+          await finished(out);
+          renameSync(partial, o.out!);
+        }
+      } catch (error) {
+        if (partial !== undefined) {
+          out.destroy();
+          rmSync(partial, { force: true });
+        }
+        throw error;
+      } finally {
+        progress.finish();
+      }
+      if (o.out !== undefined) {
+        process.stderr.write(
+          `Exported ${countOf(count, "session")} with ${countOf(messages, "message")} to ${o.out}\n`,
+        );
+      }
+      if (leftOut > 0) process.stderr.write(`${leftOutNote(leftOut)}\n`);
     });
+  });
 }

@@ -1,6 +1,6 @@
-import type { MessageRow, SessionStore } from "@hermes/core";
+import { type MessageRow, readSessionName, type SessionStore, UNTITLED_SESSION } from "@hermes/core";
 import { Command } from "commander";
-import { CliError, usageError } from "../cli-error.js";
+import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { parseCount } from "../parse-options.js";
@@ -10,7 +10,7 @@ import {
   renderMessage,
 } from "../render/render-conversation.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
-import { resolveSession } from "../resolve-session.js";
+import { NAME_HELP, resolveSession } from "../resolve-session.js";
 import { writeChunk } from "../write-output.js";
 
 interface FollowOptions {
@@ -39,13 +39,13 @@ export function followCommand(): Command {
   return new Command("follow")
     .description("print new messages as they are written, like tail -f (Ctrl-C stops)")
     .argument("[session]", "session id, prefix or title (default: every session, new ones too)")
+    .addHelpText("after", NAME_HELP)
     .option("-n, --lines <n>", "messages of the session to print first", parseCount("--lines"), 10)
-    .option("--interval <ms>", "how often to check for changes", parseCount("--interval"), 250)
+    .option("--interval <ms>", "how often to check for changes", parseCount("--interval", { min: 10 }), 250)
     .option("--full", "print tool results in full (default: first 12 lines)")
     .option("--json", "print each message as one line of JSON (NDJSON)")
     .action(async (ref: string | undefined, o: FollowOptions, cmd: Command) => {
       const g = globalOptions(cmd);
-      if (o.interval < 10) throw usageError(`--interval must be at least 10 ms, got ${o.interval}`);
       await withStore(await openForReading(g), async (store) => {
         if (store.watchChanges === undefined) {
           throw new CliError("follow needs a state.db file: this store has no change feed yet");
@@ -90,10 +90,10 @@ export function followCommand(): Command {
             }
             for (const m of change.messages ?? []) {
               if (!o.json && m.session_id !== speaker) {
-                const title = await store.getSessionTitle(m.session_id);
+                const name = await readSessionName(store, m.session_id);
                 await writeChunk(
                   process.stdout,
-                  `${render.style.bold(`━━ ${m.session_id}`)}${title ? ` ${title}` : ""}\n\n`,
+                  `${render.style.bold(`━━ ${name ?? UNTITLED_SESSION}`)}  ${render.style.dim(m.session_id)}\n\n`,
                 );
               }
               speaker = m.session_id;

@@ -2,7 +2,8 @@ import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
 import { parseCount } from "../parse-options.js";
-import { resolveSession } from "../resolve-session.js";
+import { countOf } from "../render/plural.js";
+import { NAME_HELP, resolveSession } from "../resolve-session.js";
 import { printJson } from "../write-output.js";
 
 interface ForkOptions {
@@ -17,6 +18,7 @@ export function forkCommand(): Command {
   return new Command("fork")
     .description("fork a session: copy its messages (up to --at) into a new child session")
     .argument("<session>", "session id, prefix or title")
+    .addHelpText("after", NAME_HELP)
     .option("--at <message-id>", "copy messages up to and including this message id", parseCount("--at"))
     .option("-t, --title <title>", "title of the fork (default: the next in the lineage, 'X #2')")
     .option("--id <id>", "id of the new session (default: generated)")
@@ -33,7 +35,7 @@ export function forkCommand(): Command {
         if (o.json) return printJson(session);
         const title = session.title ? ` '${session.title}'` : "";
         process.stdout.write(
-          `Forked ${source} → ${session.id}${title} (${session.message_count ?? 0} messages)\n`,
+          `Forked ${source} → ${session.id}${title} (${countOf(session.message_count ?? 0, "message")})\n`,
         );
       });
     });

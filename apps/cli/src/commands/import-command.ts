@@ -16,12 +16,15 @@ import { Command, Option } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { isPostgresUrl, locateDatabase, openOrCreate, withStore } from "../open-database.js";
+import { countOf } from "../render/plural.js";
 import { printJson } from "../write-output.js";
 
 interface ImportOptions {
   onConflict: "skip" | "replace";
   skipInvalid?: boolean;
   detach?: boolean;
+  includeArchived?: boolean;
+  includeHidden?: boolean;
   json?: boolean;
 }
 
@@ -110,7 +113,7 @@ function removeCreatedDatabase(path: string): void {
 
 function describe(r: ImportReport): string {
   const lines = [
-    `Imported ${r.sessionsImported} session(s) with ${r.messagesImported} message(s); ` +
+    `Imported ${countOf(r.sessionsImported, "session")} with ${countOf(r.messagesImported, "message")}; ` +
       `${r.sessionsUnchanged} already present and unchanged` +
       (r.sessionsReplaced > 0 ? `; ${r.sessionsReplaced} replaced` : "") +
       ".",
@@ -123,7 +126,32 @@ function describe(r: ImportReport): string {
   for (const d of r.detached)
     lines.push(`detached: line ${d.line}: ${d.id} imported without its missing parent`);
   for (const i of r.invalid) lines.push(`skipped: line ${i.line}: ${i.message}`);
+  const flagged = (reason: string) => r.skipped.filter((s) => s.reason === reason).length;
+  if (flagged("archived") > 0) {
+    lines.push(
+      `skipped: ${countOf(flagged("archived"), "archived session")} (use --include-archived to import them)`,
+    );
+  }
+  if (flagged("hidden") > 0) {
+    lines.push(
+      `skipped: ${countOf(flagged("hidden"), "hidden session")} (use --include-hidden to import them)`,
+    );
+  }
+  const leftOut = Object.entries(r.leftOut);
+  if (leftOut.length > 0) {
+    const parts = leftOut.map(([field, n]) => leftOutPhrase(field, n));
+    lines.push(`left out (this database cannot hold them): ${parts.join(", ")}`);
+  }
   return lines.join("\n");
+}
+
+/** One entry of `ImportReport.leftOut` in words: "4 superseded messages", "pinned on 2 sessions". */
+function leftOutPhrase(field: string, n: number): string {
+  if (field === "messages.superseded") {
+    return `${countOf(n, "superseded message")} (rewound or replaced)`;
+  }
+  const [table, name] = field.split(".");
+  return `${name} on ${countOf(n, table === "sessions" ? "session" : "message")}`;
 }
 
 /** `import`: reads a JSONL export into the database; validated and idempotent. */
@@ -138,6 +166,8 @@ export function importCommand(): Command {
     )
     .option("--skip-invalid", "import the valid lines and list the bad ones (default: reject the file)")
     .option("--detach", "import sessions whose parent is missing, without the link")
+    .option("--include-archived", "also import sessions the export flags archived (skipped by default)")
+    .option("--include-hidden", "also import sessions the export flags hidden (skipped by default)")
     .option("--json", "print the import report as JSON")
     .action(async (file: string, o: ImportOptions, cmd: Command) => {
       const g = globalOptions(cmd);
@@ -152,6 +182,8 @@ export function importCommand(): Command {
             onConflict: o.onConflict,
             onInvalid: o.skipInvalid ? "skip" : "abort",
             missingParent: o.detach ? "detach" : "reject",
+            includeArchived: o.includeArchived === true,
+            includeHidden: o.includeHidden === true,
           }),
         );
       } catch (error) {

@@ -1,22 +1,33 @@
-import type { RichSessionRow, SessionStore } from "@hermes/core";
+import {
+  MAX_LIMIT,
+  type RichSessionRow,
+  readSessionName,
+  type SessionStore,
+  sessionDisplayName,
+} from "@hermes/core";
 import { Command } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
-import { parseCount } from "../parse-options.js";
+import { withPagingOptions } from "../parse-options.js";
 import { formatCount, formatTime } from "../render/format-time.js";
+import { sessionMarks } from "../render/session-marks.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine } from "../render/text-width.js";
-import { allSources, type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
+import {
+  listFilters,
+  type SelectionOptions,
+  selectSources,
+  sourceFilters,
+  withSelectionOptions,
+} from "../session-selection.js";
 import { printJson } from "../write-output.js";
 
-interface ListOptions extends SourceOptions, OutputOptions {
+interface ListOptions extends SelectionOptions, OutputOptions {
   limit: number;
   offset: number;
   all?: boolean;
-  includeArchived?: boolean;
-  includeHidden?: boolean;
 }
 
 /** Columns of `list --csv/--tsv`. */
@@ -51,15 +62,11 @@ export async function listRows(store: SessionStore, o: ListOptions): Promise<Lis
   const sources = await selectSources(store, o);
   if (sources !== null && sources.length === 0) return null;
   const rows = await store.listSessionsRich({
-    ...(sources?.length === 1 ? { source: sources[0] } : {}),
-    ...(sources !== null && sources.length > 1
-      ? { excludeSources: (await allSources(store)).filter((s) => !sources.includes(s)) }
-      : {}),
+    ...(await sourceFilters(store, sources)),
+    ...listFilters(o),
     limit: o.limit,
     offset: o.offset,
     includeChildren: o.all === true,
-    includeArchived: o.includeArchived === true,
-    includeHidden: o.includeHidden === true,
   });
   const out: ListRow[] = [];
   for (const row of rows) {
@@ -73,18 +80,41 @@ export async function listRows(store: SessionStore, o: ListOptions): Promise<Lis
   return out;
 }
 
-/** `list`: sessions newest first, with title, source, model, times, counts and preview. */
+/**
+ * The name `list` shows for a row (`sessionDisplayName`, as the web's Sessions page): a
+ * compression chain, shown as its newest part, is named after its first session.
+ */
+async function rowName(store: SessionStore, row: ListRow): Promise<string> {
+  const root = row._lineage_root_id;
+  if (root === undefined || root === null || root === row.id) return sessionDisplayName(row);
+  return (await readSessionName(store, root)) ?? sessionDisplayName(row);
+}
+
+/**
+ * The session's marks (`[pinned]`, `[archived]`, …) of a newer agent's file, then its name: the
+ * marks first, so that a name cut to the column's width never hides them.
+ */
+function nameWithMarks(name: string, r: ListRow): string {
+  return [...sessionMarks(r).map((m) => `[${m}]`), name].join(" ");
+}
+
+/** `list`: sessions newest first, with name and marks, source, model, times, counts and preview. */
 export function listCommand(): Command {
-  const command = withSourceOptions(
-    new Command("list")
-      .alias("ls")
-      .description("list sessions, newest first (compression chains shown as their latest part)"),
+  const command = withPagingOptions(
+    withSelectionOptions(
+      new Command("list")
+        .alias("ls")
+        .description("list sessions, newest first (compression chains shown as their latest part)"),
+      { flagged: true },
+    ),
+    "sessions",
+    MAX_LIMIT,
   )
-    .option("-n, --limit <n>", "at most this many sessions", parseCount("--limit"), 20)
-    .option("--offset <n>", "skip this many sessions", parseCount("--offset"), 0)
     .option("-a, --all", "include child sessions (delegations, compression parts)")
-    .option("--include-archived", "include sessions a newer agent marks archived (left out by default)")
-    .option("--include-hidden", "include sessions a newer agent marks hidden (left out by default)");
+    .addHelpText(
+      "after",
+      "\nTITLE is the session's name: its title, else its first user message, else (untitled); a\ncompression chain is named after its first session. --json/--csv/--tsv keep the stored title.\n",
+    );
   return withOutputOptions(command, "rows").action(async (o: ListOptions, cmd: Command) => {
     const g = globalOptions(cmd);
     const format = outputFormat(o);
@@ -112,16 +142,22 @@ export function listCommand(): Command {
           { header: "MSGS", align: "right" },
           { header: "PREVIEW", maxWidth: 48, minWidth: 12, dropOrder: 6 },
         ],
-        rows.map((r) => [
-          r.id,
-          r.title ?? "",
-          r.source,
-          r.model ?? "",
-          formatTime(r.started_at),
-          formatTime(r.last_active),
-          formatCount(r.message_count),
-          oneLine(r.preview),
-        ]),
+        await Promise.all(
+          rows.map(async (r) => {
+            const name = await rowName(store, r);
+            return [
+              r.id,
+              nameWithMarks(name, r),
+              r.source,
+              r.model ?? "",
+              formatTime(r.started_at),
+              formatTime(r.last_active),
+              formatCount(r.message_count),
+              // An untitled session is named by its preview: not shown twice.
+              name === sessionDisplayName({ title: null, preview: r.preview }) ? "" : oneLine(r.preview),
+            ];
+          }),
+        ),
         style,
         outputWidth(),
       );

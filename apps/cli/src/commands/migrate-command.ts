@@ -1,29 +1,12 @@
 import { SCHEMA_VERSION } from "@hermes/schema";
 import { openSessionStore } from "@hermes/store";
-import Database from "better-sqlite3";
 import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { locateDatabase, peekSchemaVersion, requireExisting } from "../open-database.js";
 import { createProgress } from "../render/progress.js";
+import { foreignFile } from "../unusable-file.js";
 import { printJson } from "../write-output.js";
-
-/** Refuses a SQLite file that holds other tables but no sessions: it is someone else's. */
-function refuseForeign(path: string): void {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    const names = (
-      db.prepare("SELECT name FROM sqlite_master WHERE type='table'").all() as Array<{ name: string }>
-    ).map((r) => r.name);
-    if (names.length > 0 && !names.includes("sessions")) {
-      throw new CliError(
-        `${path} is a SQLite database but not a Hermes state.db (no sessions table); left as it is`,
-      );
-    }
-  } finally {
-    db.close();
-  }
-}
 
 /** `migrate`: upgrades an old state.db (schema v1–v10) to v11, with progress. */
 export function migrateCommand(): Command {
@@ -37,7 +20,8 @@ export function migrateCommand(): Command {
       const location = locateDatabase(g);
       requireExisting(location);
       const before = peekSchemaVersion(location.path);
-      if (before === null) refuseForeign(location.path);
+      const foreign = before === null ? foreignFile(location.path) : null;
+      if (foreign !== null) throw new CliError(foreign);
       const progress = createProgress("migrating");
       let report: Awaited<ReturnType<typeof openSessionStore>>["migration"];
       try {

@@ -1,10 +1,11 @@
 import { realpathSync } from "node:fs";
-import type { PortableSession, SessionStore } from "@hermes/core";
+import { type PortableSession, type SessionStore, SOURCE_SCHEMA_META_KEY } from "@hermes/core";
 import { Command } from "commander";
 import { CliError, usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { loadPostgres } from "../load-postgres.js";
-import { isPostgresUrl, locateDatabase, openExisting, openPostgres, withStore } from "../open-database.js";
+import { isPostgresUrl, locateDatabase, openForReading, openPostgres, withStore } from "../open-database.js";
+import { countOf } from "../render/plural.js";
 import { createProgress } from "../render/progress.js";
 import { printJson } from "../write-output.js";
 
@@ -24,8 +25,16 @@ interface MigrationSummary {
   sessions: number;
   sessionsImported: number;
   sessionsUnchanged: number;
+  /** Sessions before the resume cursor: copied by an earlier run, not read again (also in `sessionsUnchanged`). */
+  sessionsSkipped: number;
   messagesImported: number;
   conflicts: number;
+  /**
+   * What PostgreSQL could not hold, by field (`ImportReport.leftOut`); empty: it holds the
+   * flags, uids and view state of a newer agent's file, so archived and hidden sessions are
+   * copied and stay out of its listings.
+   */
+  leftOut: Record<string, number>;
   resumedFrom: number | null;
   /** Wall time of the copy and its rate (messages copied per second). */
   elapsedMs: number;
@@ -38,6 +47,18 @@ interface MigrationSummary {
  */
 function cursorKey(path: string): string {
   return `migrate_to_postgres:${realpathSync(path)}`;
+}
+
+/**
+ * Records the file's schema version in PostgreSQL (`SOURCE_SCHEMA_META_KEY`) unless a newer one
+ * is there: its JSONL exports name the version of the data it holds.
+ */
+async function noteSourceSchema(sqlite: SessionStore, pg: SessionStore): Promise<void> {
+  const version = (sqlite as { access?: { schemaVersion?: number | null } }).access?.schemaVersion;
+  if (typeof version !== "number") return;
+  const recorded = Number(await pg.getMeta(SOURCE_SCHEMA_META_KEY));
+  if (!(Number.isSafeInteger(recorded) && recorded >= version))
+    await pg.setMeta(SOURCE_SCHEMA_META_KEY, String(version));
 }
 
 /**
@@ -62,8 +83,10 @@ async function migrate(
     sessions: 0,
     sessionsImported: 0,
     sessionsUnchanged: 0,
+    sessionsSkipped: 0,
     messagesImported: 0,
     conflicts: 0,
+    leftOut: {},
     resumedFrom,
     elapsedMs: 0,
     messagesPerSecond: 0,
@@ -73,15 +96,23 @@ async function migrate(
   const { PostgresSessionStore } = await loadPostgres();
   const bulk = pg instanceof PostgresSessionStore ? pg : null;
   if (bulk !== null) await bulk.deferSearchIndexes();
+  await noteSourceSchema(sqlite, pg);
   let skipped = 0;
   if (since !== undefined) {
     // Sessions started before the cursor were copied by an earlier run.
     for (const row of await sqlite.usageStats({ groupBy: "source", until: since })) skipped += row.sessions;
   }
   const deferred: PortableSession[] = [];
+  // Archived and hidden sessions are copied with their flags: PostgreSQL lists them as the agent does.
+  const keepFlagged = { includeArchived: true, includeHidden: true } as const;
+  const addLeftOut = (leftOut: Record<string, number>) => {
+    for (const [field, n] of Object.entries(leftOut))
+      summary.leftOut[field] = (summary.leftOut[field] ?? 0) + n;
+  };
   const flush = async (chunk: PortableSession[]) => {
     if (chunk.length === 0) return;
-    const report = await pg.importSessions(chunk, { onInvalid: "skip" });
+    const report = await pg.importSessions(chunk, { onInvalid: "skip", ...keepFlagged });
+    addLeftOut(report.leftOut);
     summary.sessionsImported += report.sessionsImported;
     summary.sessionsUnchanged += report.sessionsUnchanged;
     summary.messagesImported += report.messagesImported;
@@ -108,13 +139,17 @@ async function migrate(
   }
   await flush(chunk);
   if (deferred.length > 0) {
-    const report = await pg.importSessions(deferred.splice(0), { onInvalid: "abort" });
+    const report = await pg.importSessions(deferred.splice(0), { onInvalid: "abort", ...keepFlagged });
+    addLeftOut(report.leftOut);
     summary.sessionsImported += report.sessionsImported;
     summary.sessionsUnchanged += report.sessionsUnchanged;
     summary.messagesImported += report.messagesImported;
     summary.sessions += report.sessionsImported + report.sessionsUnchanged + report.conflicts.length;
   }
+  // Copied by an earlier run (the cursor says so): already there, like those read again.
   summary.sessions += skipped;
+  summary.sessionsSkipped = skipped;
+  summary.sessionsUnchanged += skipped;
   onProgress(total, total);
   if (bulk !== null) await bulk.buildSearchIndexes();
   summary.elapsedMs = Math.round(performance.now() - started);
@@ -130,7 +165,10 @@ export function migrateToPostgresCommand(): Command {
     .description(
       "copy a state.db into PostgreSQL (streaming, with progress; rerun to resume, nothing is copied twice)",
     )
-    .option("--from <state.db>", "the SQLite file to copy (default: --db, else the default state.db)")
+    .option(
+      "--from <state.db>",
+      "the SQLite file to copy, read-only: nothing beside it changes (default: --db, else the default state.db)",
+    )
     .requiredOption("--to <url>", "postgres://user@host:port/db (add ?schema=name for a schema)")
     .option("--json", "print the summary as JSON")
     .action(async (o: MigrateToPostgresOptions, cmd: Command) => {
@@ -138,7 +176,9 @@ export function migrateToPostgresCommand(): Command {
       if (!isPostgresUrl(o.to)) throw usageError(`--to must be a postgres:// URL (got ${o.to})`);
       const from = o.from ?? g.db;
       if (from !== undefined && isPostgresUrl(from)) throw usageError("--from must be a state.db file");
-      const sqlite = await openExisting({ ...g, db: from });
+      // Read-only, as every reading command: the source's bytes, mode and folder stay as they
+      // are (it may be a live agent's or another user's file).
+      const sqlite = await openForReading({ ...g, db: from });
       const progress = createProgress("copying sessions");
       let summary: MigrationSummary;
       try {
@@ -157,8 +197,9 @@ export function migrateToPostgresCommand(): Command {
       }
       if (o.json) return printJson(summary);
       process.stdout.write(
-        `Copied ${summary.from} to PostgreSQL: ${summary.sessions} session(s); ${summary.sessionsImported} new ` +
-          `with ${summary.messagesImported} message(s), ${summary.sessionsUnchanged} already there` +
+        `Copied ${summary.from} to PostgreSQL: ${countOf(summary.sessions, "session")}; ` +
+          `${summary.sessionsImported} new (${countOf(summary.messagesImported, "message")}), ` +
+          `${summary.sessionsUnchanged} already there` +
           (summary.conflicts > 0 ? `, ${summary.conflicts} kept as they were (different content)` : "") +
           ` in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.messagesPerSecond.toLocaleString("en-US")} messages/s).\n`,
       );

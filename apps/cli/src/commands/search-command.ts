@@ -1,26 +1,36 @@
+import {
+  readSessionName,
+  renderToolCallSnippet,
+  SEARCH_LIMITS,
+  type SessionStore,
+  snippetParts,
+  UNTITLED_SESSION,
+} from "@hermes/core";
 import { HermesStoreError, type SearchHit } from "@hermes/store";
 import { Command } from "commander";
 import { usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
-import { choiceListOption, parseCount } from "../parse-options.js";
+import { choiceListOption, withPagingOptions } from "../parse-options.js";
 import { formatTime } from "../render/format-time.js";
 import { createStyle, type TerminalStyle, wantsColor } from "../render/terminal-style.js";
 import { oneLine, truncate } from "../render/text-width.js";
-import { renderToolCallSnippet } from "../render/tool-calls.js";
-import { type SourceOptions, withSourceOptions } from "../source-filter.js";
+import {
+  narrows,
+  type SelectionOptions,
+  selectedSessions,
+  withSelectionOptions,
+} from "../session-selection.js";
 import { printJson } from "../write-output.js";
 
 /** The roles a message can have (the reference writes these four). */
 export const ROLES = ["user", "assistant", "tool", "system"] as const;
 
-interface SearchOptions extends SourceOptions, OutputOptions {
+interface SearchOptions extends SelectionOptions, OutputOptions {
   role?: string[];
   limit: number;
   offset: number;
-  includeArchived?: boolean;
-  includeHidden?: boolean;
 }
 
 /** Columns of `search --csv/--tsv`. */
@@ -37,41 +47,20 @@ const CSV_COLUMNS = [
   "snippet",
 ];
 
-/** The words of a query as a user typed them, without FTS5 operators, quotes and `*`. */
-export function queryTerms(query: string): string[] {
-  return query
-    .replace(/["()^{}+]/g, " ")
-    .split(/\s+/)
-    .map((t) => t.replace(/^\*+|\*+$/g, ""))
-    .filter((t) => t.length > 0 && !/^(AND|OR|NOT|NEAR)$/.test(t));
-}
-
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
 /**
- * Marks the matches in a snippet: FTS5 snippets carry `>>>…<<<` markers, which become the
- * style's highlight; substring (CJK) snippets carry none, so the query's terms are marked.
+ * Marks the matches in a snippet with the style's highlight (`snippetParts` of `@hermes/core`,
+ * as the web marks them): FTS5's `>>>…<<<` markers, else the query's terms (CJK substrings).
  */
 export function highlightSnippet(snippet: string, query: string, style: TerminalStyle): string {
-  const text = oneLine(snippet);
-  if (text.includes(">>>"))
-    return text.replace(/>>>([\s\S]*?)<<</g, (_, match: string) => style.match(match));
-  const terms = queryTerms(query).sort((a, b) => b.length - a.length);
-  if (terms.length === 0) return text;
-  const pattern = new RegExp(terms.map(escapeRegExp).join("|"), "giu");
-  return text.replace(pattern, (match) => style.match(match));
+  return snippetParts(oneLine(snippet), query)
+    .map((p) => (p.match ? style.match(p.text) : p.text))
+    .join("");
 }
 
-function renderHit(
-  n: number,
-  hit: SearchHit,
-  title: string | null,
-  query: string,
-  style: TerminalStyle,
-): string {
+function renderHit(n: number, hit: SearchHit, name: string, query: string, style: TerminalStyle): string {
   const head = [
     style.bold(`[${n}]`),
-    style.bold(title ?? "(untitled)"),
+    style.bold(name),
     style.dim(hit.session_id),
     style.dim("·"),
     hit.source,
@@ -90,20 +79,51 @@ function renderHit(
   return lines.join("\n");
 }
 
+/**
+ * The hits of a search in the selected sessions. Sources and roles are the store's own
+ * filters; `--model`, `--since`, `--until` and `--title` select sessions first (the store's
+ * listing filters), and the ranked hits are read page by page, keeping those in them, until the
+ * page asked for is full or the hits run out.
+ */
+async function searchSelected(store: SessionStore, query: string, o: SearchOptions): Promise<SearchHit[]> {
+  const base = {
+    ...(o.source !== undefined ? { sourceFilter: o.source } : {}),
+    ...(o.excludeSource !== undefined ? { excludeSources: o.excludeSource } : {}),
+    ...(o.role !== undefined ? { roleFilter: o.role } : {}),
+    includeArchived: o.includeArchived === true,
+    includeHidden: o.includeHidden === true,
+  };
+  if (!narrows(o)) return store.searchMessages(query, { ...base, limit: o.limit, offset: o.offset });
+  const selected = new Set((await selectedSessions(store, o))?.map((s) => s.id));
+  const kept: SearchHit[] = [];
+  const page = SEARCH_LIMITS.maxLimit;
+  for (let offset = 0; selected.size > 0; offset += page) {
+    const hits = await store.searchMessages(query, { ...base, limit: page, offset });
+    kept.push(...hits.filter((h) => selected.has(h.session_id)));
+    if (kept.length >= o.offset + o.limit || hits.length < page) break;
+  }
+  return kept.slice(o.offset, o.offset + o.limit);
+}
+
 /** `search`: full-text search over every message (English, code, and CJK text). */
 export function searchCommand(): Command {
-  const command = withSourceOptions(
-    new Command("search")
-      .description("search messages (FTS5; CJK text too); matches are highlighted")
-      .argument("<query...>", 'words, "a phrase", prefix*, OR, a NOT b'),
+  const command = withPagingOptions(
+    withSelectionOptions(
+      new Command("search")
+        .description("search messages (FTS5; CJK text too); matches are highlighted")
+        .argument("<query...>", 'words, "a phrase", prefix*, OR, a NOT b'),
+      { flagged: true },
+    ),
+    "hits",
+    SEARCH_LIMITS.maxLimit,
   )
     .addOption(
       choiceListOption("-r, --role <roles>", "only these roles (repeatable, comma-separated)", ROLES),
     )
-    .option("-n, --limit <n>", "at most this many hits", parseCount("--limit"), 20)
-    .option("--offset <n>", "skip this many hits", parseCount("--offset"), 0)
-    .option("--include-archived", "search sessions a newer agent marks archived too (left out by default)")
-    .option("--include-hidden", "search sessions a newer agent marks hidden too (left out by default)");
+    .addHelpText(
+      "after",
+      '\nEach hit is headed by its session\'s name (title, else first user message) and id. A hit inside\na tool call reads as the call, terminal({"cmd": "docker build"}), in every output but --json.\n',
+    );
   return withOutputOptions(command, "hits").action(
     async (words: string[], o: SearchOptions, cmd: Command) => {
       const g = globalOptions(cmd);
@@ -113,15 +133,7 @@ export function searchCommand(): Command {
       await withStore(await openForReading(g), async (store) => {
         let hits: SearchHit[];
         try {
-          hits = await store.searchMessages(query, {
-            ...(o.source !== undefined ? { sourceFilter: o.source } : {}),
-            ...(o.excludeSource !== undefined ? { excludeSources: o.excludeSource } : {}),
-            ...(o.role !== undefined ? { roleFilter: o.role } : {}),
-            limit: o.limit,
-            offset: o.offset,
-            includeArchived: o.includeArchived === true,
-            includeHidden: o.includeHidden === true,
-          });
+          hits = await searchSelected(store, query, o);
         } catch (error) {
           // A query the store cannot run (only a negation, too long): the user's to fix.
           if (error instanceof HermesStoreError && error.code === "INVALID_ARGUMENT") {
@@ -137,7 +149,9 @@ export function searchCommand(): Command {
         const rows = hits.map((h) => ({ ...h, title: titles.get(h.session_id) ?? null }));
         if (format === "json") return printJson(rows);
         if (format !== "table") {
-          process.stdout.write(delimited(rows, CSV_COLUMNS, format));
+          // A hit inside a tool call reads as the call (`terminal({...})`), not its JSON.
+          const readable = rows.map((h) => ({ ...h, snippet: renderToolCallSnippet(h.snippet) }));
+          process.stdout.write(delimited(readable, CSV_COLUMNS, format));
           return;
         }
         if (hits.length === 0) {
@@ -145,7 +159,13 @@ export function searchCommand(): Command {
           return;
         }
         const style = createStyle(wantsColor(process.stdout, g.color));
-        const blocks = rows.map((h, i) => renderHit(o.offset + i + 1, h, h.title, query, style));
+        // Each session named once by the one rule (title, else its first user message).
+        const names = new Map<string, string>();
+        for (const [id, title] of titles)
+          names.set(id, (await readSessionName(store, { id, title })) ?? UNTITLED_SESSION);
+        const blocks = rows.map((h, i) =>
+          renderHit(o.offset + i + 1, h, names.get(h.session_id) ?? UNTITLED_SESSION, query, style),
+        );
         process.stdout.write(`${blocks.join("\n\n")}\n`);
       });
     },

@@ -32,7 +32,7 @@ function untilStopped(): Promise<string> {
 export function serveCommand(): Command {
   return new Command("serve")
     .description("browse sessions in the web browser (read-only unless --allow-writes)")
-    .option("-p, --port <n>", "port (0: any free port)", parseCount("--port"), 8787)
+    .option("-p, --port <n>", "port (0: any free port)", parseCount("--port", { max: 65_535 }), 8787)
     .option("--host <address>", "address to listen on; anything but loopback needs --token", "127.0.0.1")
     .option("--open", "open the address in the default browser")
     .option("--token <secret>", "access token (default: a new random one, printed in the address)")

@@ -1,13 +1,14 @@
 import { once } from "node:events";
+import { sessionPreview } from "@hermes/core";
 import { sessionToMarkdown } from "@hermes/store";
 import { Command } from "commander";
 import { CliError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { openPager } from "../render/pager.js";
-import { renderConversationHeader, renderMessage } from "../render/render-conversation.js";
+import { compactionMarks, renderConversationHeader, renderMessage } from "../render/render-conversation.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
-import { resolveSession } from "../resolve-session.js";
+import { NAME_HELP, resolveSession } from "../resolve-session.js";
 import { printJson } from "../write-output.js";
 
 interface ShowOptions {
@@ -22,13 +23,19 @@ interface ShowOptions {
 /** `show`: one conversation, rendered for a terminal, as Markdown or as JSON. */
 export function showCommand(): Command {
   return new Command("show")
-    .description("show a conversation (by id, unique id prefix, or title)")
+    .description(
+      "show a conversation (by id, unique id prefix, or title); on a newer agent's file, its marks and the compaction point",
+    )
     .argument("<session>", "session id, unique id prefix, or title ('Fix bug' finds the latest 'Fix bug #N')")
     .option("--markdown", "print Markdown instead of the terminal rendering")
-    .option("--json", "print the session row and its messages as JSON")
+    .option(
+      "--json",
+      "print the session row and its messages as JSON (with flags, message uids and view state where the file has them)",
+    )
     .option("--reasoning", "expand reasoning instead of folding it")
     .option("--full", "print tool results in full (default: first 12 lines)")
     .option("--no-pager", "never page (default on a terminal: $PAGER, else less)")
+    .addHelpText("after", NAME_HELP)
     .action(async (ref: string, o: ShowOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       if (o.markdown && o.json) throw new CliError("Choose one of --markdown and --json", 2);
@@ -61,12 +68,17 @@ export function showCommand(): Command {
                     ancestors: lineage.ancestors,
                     descendants: lineage.descendants,
                   },
+            // An untitled session is named by its first user message.
+            preview: session.title === null ? await sessionPreview(store, id) : "",
           };
-          await emit(renderConversationHeader(session, render));
+          // How many rows the conversation displays (a newer agent's counter counts fewer).
+          const first = await store.getMessagePage(id, { from: "start", limit: 1 });
+          await emit(renderConversationHeader(session, render, first.messages.length + first.after));
+          const mark = compactionMarks(render.style);
           // Page by page: a session of 100,000 messages prints without being loaded whole.
           for await (const m of store.iterMessages(id)) {
             if (out.closed()) break;
-            await emit(renderMessage(m, render));
+            await emit(mark(m) + renderMessage(m, render));
           }
         } finally {
           await out.done();

@@ -1,19 +1,22 @@
-import type { SessionStore, UsageStatsOptions, UsageStatsRow } from "@hermes/core";
+import type { SessionRow, SessionStore, UsageStatsOptions, UsageStatsRow } from "@hermes/core";
 import { Command, Option } from "commander";
 import { globalOptions } from "../global-options.js";
 import { openForReading, withStore } from "../open-database.js";
 import { delimited, type OutputOptions, outputFormat, withOutputOptions } from "../output-format.js";
-import { parseSince } from "../parse-options.js";
 import { formatCost, formatCount } from "../render/format-time.js";
 import { outputWidth, renderTable } from "../render/table.js";
 import { createStyle, wantsColor } from "../render/terminal-style.js";
-import { type SourceOptions, selectSources, withSourceOptions } from "../source-filter.js";
+import {
+  type SelectionOptions,
+  selectedSessions,
+  selectSources,
+  withSelectionOptions,
+} from "../session-selection.js";
+import { visibilityOf } from "../visibility-options.js";
 import { printJson } from "../write-output.js";
 
-interface StatsOptions extends SourceOptions, OutputOptions {
+interface StatsOptions extends SelectionOptions, OutputOptions {
   by?: "source" | "model" | "day";
-  since?: number;
-  until?: number;
 }
 
 const NUMERIC = [
@@ -63,19 +66,56 @@ async function usage(store: SessionStore, o: StatsOptions): Promise<UsageStatsRo
     groupBy: o.by ?? "source",
     ...(o.since !== undefined ? { since: o.since } : {}),
     ...(o.until !== undefined ? { until: o.until } : {}),
+    ...visibilityOf(o),
   };
+  if (o.model !== undefined || o.title !== undefined) {
+    // Filters usageStats has not: the same sums over the sessions the listing selects.
+    return usageOfSessions((await selectedSessions(store, o)) ?? [], base.groupBy);
+  }
   const sources = await selectSources(store, o);
   if (sources === null) return store.usageStats(base);
+  const rows: UsageStatsRow[] = [];
+  for (const source of sources) rows.push(...(await store.usageStats({ ...base, source })));
+  return mergeGroups(rows, base.groupBy);
+}
+
+/** Rows of the same group summed into one, ordered as `usageStats` orders them. */
+function mergeGroups(rows: UsageStatsRow[], by: UsageStatsOptions["groupBy"]): UsageStatsRow[] {
   const groups = new Map<string | null, UsageStatsRow[]>();
-  for (const source of sources) {
-    for (const row of await store.usageStats({ ...base, source })) {
-      groups.set(row.group, [...(groups.get(row.group) ?? []), row]);
-    }
-  }
-  const merged = [...groups].map(([group, rows]) => (rows.length === 1 ? rows[0]! : totalOf(rows, group)));
-  return merged.sort((a, b) =>
-    base.groupBy === "day" ? String(a.group).localeCompare(String(b.group)) : b.sessions - a.sessions,
+  for (const row of rows) groups.set(row.group, [...(groups.get(row.group) ?? []), row]);
+  return [...groups]
+    .map(([group, same]) => (same.length === 1 ? same[0]! : totalOf(same, group)))
+    .sort((a, b) =>
+      by === "day" ? String(a.group).localeCompare(String(b.group)) : b.sessions - a.sessions,
+    );
+}
+
+/** The group of a session: its source, its model, or the UTC day it started. */
+function groupOf(s: SessionRow, by: UsageStatsOptions["groupBy"]): string | null {
+  if (by === "source") return s.source;
+  if (by === "model") return s.model ?? null;
+  return new Date(s.started_at * 1000).toISOString().slice(0, 10);
+}
+
+/** `usageStats`' rows computed from session rows (each session's own counters, summed). */
+export function usageOfSessions(sessions: SessionRow[], by: UsageStatsOptions["groupBy"]): UsageStatsRow[] {
+  const rows = sessions.map(
+    (s): UsageStatsRow => ({
+      group: groupOf(s, by),
+      sessions: 1,
+      messages: s.message_count ?? 0,
+      tool_calls: s.tool_call_count ?? 0,
+      api_calls: s.api_call_count ?? 0,
+      input_tokens: s.input_tokens ?? 0,
+      output_tokens: s.output_tokens ?? 0,
+      cache_read_tokens: s.cache_read_tokens ?? 0,
+      cache_write_tokens: s.cache_write_tokens ?? 0,
+      reasoning_tokens: s.reasoning_tokens ?? 0,
+      estimated_cost_usd: s.estimated_cost_usd ?? null,
+      actual_cost_usd: s.actual_cost_usd ?? null,
+    }),
   );
+  return mergeGroups(rows, by);
 }
 
 /** Columns of `stats --csv/--tsv`. */
@@ -83,9 +123,11 @@ const CSV_COLUMNS = ["group", ...NUMERIC, "estimated_cost_usd", "actual_cost_usd
 
 /** `stats`: sessions, messages, tokens and cost, in total or per source, model or day. */
 export function statsCommand(): Command {
-  const command = withSourceOptions(
+  const command = withSelectionOptions(
     new Command("stats")
-      .description("usage: sessions, messages, tokens and cost (total, or --by source|model|day)")
+      .description(
+        "usage of the sessions list shows: sessions, messages, tokens and cost (total, or --by source|model|day)",
+      )
       .addOption(
         new Option("--by <group>", "one row per source, model or UTC day").choices([
           "source",
@@ -93,13 +135,8 @@ export function statsCommand(): Command {
           "day",
         ]),
       ),
-  )
-    .option(
-      "--since <date>",
-      "only sessions started since a date (2026-01-31) or age (7d)",
-      parseSince("--since"),
-    )
-    .option("--until <date>", "only sessions started before a date", parseSince("--until"));
+    { flagged: true },
+  );
   return withOutputOptions(command, "rows").action(async (o: StatsOptions, cmd: Command) => {
     const g = globalOptions(cmd);
     const format = outputFormat(o);

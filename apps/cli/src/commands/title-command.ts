@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { usageError } from "../cli-error.js";
 import { globalOptions } from "../global-options.js";
 import { openExisting, withStore } from "../open-database.js";
-import { resolveSession } from "../resolve-session.js";
+import { EXACT_NAME_HELP, resolveSessionExactly } from "../resolve-session.js";
 import { printJson } from "../write-output.js";
 
 interface TitleOptions {
@@ -15,11 +15,12 @@ interface TitleOptions {
 export function titleCommand(): Command {
   return new Command("title")
     .description("show or set a session's title; --next BASE prints the next title in a lineage")
-    .argument("[session]", "session id, prefix or title")
+    .argument("[session]", "session id, unique id prefix, or exact title")
     .argument("[title]", "the new title (unique; at most 100 characters)")
     .option("--next <base>", "print the next free title of a lineage ('Fix bug' → 'Fix bug #3')")
     .option("--clear", "remove the session's title")
     .option("--json", "print the result as JSON")
+    .addHelpText("after", EXACT_NAME_HELP)
     .action(async (ref: string | undefined, title: string | undefined, o: TitleOptions, cmd: Command) => {
       const g = globalOptions(cmd);
       if (o.next !== undefined) {
@@ -34,7 +35,7 @@ export function titleCommand(): Command {
       if (ref === undefined) throw usageError("A session is required (or --next <base>)");
       if (o.clear && title !== undefined) throw usageError("Give a title or --clear, not both");
       await withStore(await openExisting(g), async (store) => {
-        const id = await resolveSession(store, ref);
+        const id = await resolveSessionExactly(store, ref);
         if (title === undefined && !o.clear) {
           const current = await store.getSessionTitle(id);
           if (o.json) return printJson({ id, title: current });

@@ -3,17 +3,20 @@ export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
 
 // Each script asks `hermes-sessions __complete -- <words so far>` for one completion a line
-// (`value<TAB>description`), or `:files` where a file name goes; the program knows its
-// commands, flags, choices and sessions, so the scripts stay this small.
+// (`value<TAB>description`), already matched to the word being typed, or `:files` where a file
+// name goes; the program knows its commands, flags, choices, sessions (ids and titles) and the
+// database's sources, so the scripts stay this small.
 const BASH = `# hermes-sessions completion for bash: add to ~/.bashrc
 #   source <(hermes-sessions completion bash)
 _hermes_sessions() {
-  local cur=\${COMP_WORDS[COMP_CWORD]} out IFS=$'\\n'
+  local cur=\${COMP_WORDS[COMP_CWORD]} out line IFS=$'\\n'
   out=$(hermes-sessions __complete -- "\${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
   if [[ $out == ":files"* ]]; then
     COMPREPLY=($(compgen -f -- "$cur"))
   else
-    COMPREPLY=($(compgen -W "$(printf '%s\\n' "$out" | cut -f1)" -- "$cur"))
+    # Already matched to the word typed; quoted, so a title goes in as one word.
+    COMPREPLY=()
+    for line in $out; do COMPREPLY+=("$(printf '%q' "\${line%%$'\\t'*}")"); done
   fi
 }
 complete -o default -F _hermes_sessions hermes-sessions

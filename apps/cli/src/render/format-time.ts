@@ -1,3 +1,5 @@
+import { formatUsd } from "@hermes/core";
+
 /** `YYYY-MM-DD HH:MM` in local time (set `TZ` to choose), from Unix epoch seconds. */
 export function formatTime(epochSeconds: number | null | undefined): string {
   if (epochSeconds === null || epochSeconds === undefined || !Number.isFinite(epochSeconds)) return "";
@@ -32,8 +34,8 @@ export function formatCount(n: number | null | undefined): string {
   return n === null || n === undefined ? "" : Math.round(n).toLocaleString("en-US");
 }
 
-/** `$0.0123` (four decimals under a dollar), empty when unknown. */
+/** Money in the one format of the CLI and the web (`formatUsd`: `$1.5790`), empty when unknown. */
 export function formatCost(usd: number | null | undefined): string {
   if (usd === null || usd === undefined || !Number.isFinite(usd)) return "";
-  return usd < 1 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+  return formatUsd(usd);
 }

@@ -44,3 +44,19 @@ export function createProgress(label: string, stream: NodeJS.WriteStream = proce
     },
   };
 }
+
+/**
+ * Runs `work` with a progress bar labelled `label` (see {@link createProgress}), cleared when
+ * the work ends, however it ends. `work` is given the callback that moves the bar.
+ */
+export async function withProgress<T>(
+  label: string,
+  work: (update: (p: { done: number; total: number; step: string }) => void) => Promise<T>,
+): Promise<T> {
+  const progress = createProgress(label);
+  try {
+    return await work((p) => progress.update(p.done, p.total, p.step));
+  } finally {
+    progress.finish();
+  }
+}

@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
+import { countOf } from "../format.js";
 import { ChoiceSelect } from "./choice-select.js";
 import { ConfirmDialog } from "./confirm-dialog.js";
 import { ErrorNote } from "./error-note.js";
@@ -29,7 +30,7 @@ export function PruneDialog({ sources, onPruned }: { sources: string[]; onPruned
         onConfirm={async () => {
           try {
             const { removed } = await api.prune(days, source || undefined);
-            setResult(`${removed} sessions deleted.`);
+            setResult(`${countOf(removed, "session")} deleted.`);
             setOpen(false);
             onPruned();
           } catch (e) {

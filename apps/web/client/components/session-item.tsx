@@ -1,6 +1,8 @@
+import { sessionDisplayName } from "@hermes/core";
 import { useState } from "preact/hooks";
 import { api, type LineageNode, type ListedSession } from "../api.js";
 import { ago, countOf, formatTime, isoTime, LIVE_WINDOW_SECONDS } from "../format.js";
+import { SessionMarks } from "./session-marks.js";
 
 const LINK_LABEL: Record<string, string> = {
   compression: "compressed into",
@@ -20,7 +22,8 @@ export function SessionItem({ row }: { row: ListedSession }) {
   const [chain, setChain] = useState<LineageNode[] | null>(null);
   const [open, setOpen] = useState(false);
   const state = liveState(row);
-  const label = row.title ?? (row.preview || row.id);
+  // A row stands for its chain and is named after its first session, this one.
+  const label = sessionDisplayName(row);
   const toggle = async () => {
     if (!open && chain === null) {
       const { lineage } = await api.session(row.id);
@@ -35,6 +38,7 @@ export function SessionItem({ row }: { row: ListedSession }) {
           {label}
         </a>
         {state ? <span class={`badge ${state}`}>{state}</span> : null}
+        <SessionMarks session={row} />
       </div>
       <div class="session-meta dim">
         <span>{row.source}</span>

@@ -1,12 +1,17 @@
+import { sessionDisplayName } from "@hermes/core";
+import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation, useRoute } from "preact-iso";
-import { api, type Lineage, type MessageRow, type SessionRow, WRITABLE } from "../api.js";
+import { ApiError, api, type Lineage, type MessageRow, type SessionRow, WRITABLE } from "../api.js";
 import { ConfirmDialog } from "../components/confirm-dialog.js";
 import { ErrorNote } from "../components/error-note.js";
 import { LineageGraph } from "../components/lineage-graph.js";
 import { MessageView } from "../components/message-view.js";
-import { formatNumber, formatTime, formatUsd } from "../format.js";
+import { NotFound } from "../components/not-found.js";
+import { SessionMarks } from "../components/session-marks.js";
+import { countOf, formatNumber, formatTime, formatUsd } from "../format.js";
 import { useLiveChanges } from "../live.js";
+import { useDocumentTitle } from "../use-document-title.js";
 
 const PAGE = 100;
 /** At most this many messages are in the page at once; older ones are let go as more load. */
@@ -18,13 +23,22 @@ interface Window {
   after: number;
 }
 
-function Figures({ s }: { s: SessionRow }) {
+/**
+ * The message count: a newer agent's counter holds the rows in its context (active rows only),
+ * while the page also shows the rows a compaction summarized; when `shown` differs, both, named.
+ */
+function messagesFigure(s: SessionRow, shown: number | null): string {
+  if (shown === null || shown === s.message_count || !("archived" in s)) return formatNumber(s.message_count);
+  return `${formatNumber(s.message_count)} in the agent's context, ${formatNumber(shown)} shown`;
+}
+
+function Figures({ s, shown }: { s: SessionRow; shown: number | null }) {
   const items: Array<[string, string]> = [
     ["Source", s.source],
     ["Model", s.model ?? "—"],
     ["Started", formatTime(s.started_at)],
     ["Ended", s.ended_at === null ? "not ended" : `${formatTime(s.ended_at)} (${s.end_reason ?? "?"})`],
-    ["Messages", formatNumber(s.message_count)],
+    ["Messages", messagesFigure(s, shown)],
     ["Tool calls", formatNumber(s.tool_call_count)],
     ["API calls", formatNumber(s.api_call_count)],
     ["Input tokens", formatNumber(s.input_tokens)],
@@ -48,9 +62,11 @@ function Figures({ s }: { s: SessionRow }) {
 
 function SessionActions({
   session,
+  name,
   onRenamed,
 }: {
   session: SessionRow;
+  name: string;
   onRenamed: (t: string | null) => void;
 }) {
   const { route } = useLocation();
@@ -108,8 +124,8 @@ function SessionActions({
         }}
       >
         <p>
-          “{session.title ?? session.id}” and its {formatNumber(session.message_count)} messages are deleted.
-          Sessions that continue it are kept.
+          “{name}” and its {countOf(session.message_count, "message")} are deleted. Sessions that continue it
+          are kept.
         </p>
       </ConfirmDialog>
       <ErrorNote error={error} />
@@ -117,13 +133,59 @@ function SessionActions({
   );
 }
 
+/** The stable id a link's `#m-<uid>` names, or `undefined`. */
+function uidOfHash(): string | undefined {
+  const m = /^#m-([0-9a-zA-Z_-]{1,64})$/.exec(window.location.hash);
+  return m?.[1];
+}
+
+/**
+ * The row of each uid that carries its anchor in the shown rows: the active one, else the last
+ * (every copy of a logical message keeps its uid; the active one is its current version).
+ */
+function anchoredRows(rows: MessageRow[]): Set<number> {
+  const chosen = new Map<string, MessageRow>();
+  for (const m of rows) {
+    if (!m.message_uid) continue;
+    const prev = chosen.get(m.message_uid);
+    if (prev === undefined || prev.view_state !== "active") chosen.set(m.message_uid, m);
+  }
+  return new Set([...chosen.values()].map((m) => m.id));
+}
+
+/**
+ * The rows with, before each, whether it starts after a compaction point: the row after the
+ * last of the rows a compaction summarized (`view_state: "compacted"`), where the summary and
+ * the agent's context begin.
+ */
+function withCompactionPoints(rows: MessageRow[]): Array<{ m: MessageRow; point: boolean }> {
+  return rows.map((m, i) => ({
+    m,
+    point: i > 0 && rows[i - 1]?.view_state === "compacted" && m.view_state !== "compacted",
+  }));
+}
+
+function CompactionPoint({ summary }: { summary: boolean }) {
+  return (
+    <p class="compaction-point">
+      Compaction point: the messages above were summarized{summary ? " into the summary below" : ""}; the
+      agent's context starts here
+    </p>
+  );
+}
+
 /** One session: figures, lineage, export, and its messages a page at a time. */
 export function ConversationPage() {
   const { params, query } = useRoute();
+  const { url } = useLocation();
   const id = params.id ?? "";
-  const target = query.message ? Number(query.message) : undefined;
+  const [uid, setUid] = useState<string | undefined>(uidOfHash);
+  const byRowId = query.message ? Number(query.message) : undefined;
   const [session, setSession] = useState<SessionRow | null>(null);
   const [lineage, setLineage] = useState<Lineage | null>(null);
+  const [preview, setPreview] = useState("");
+  /** The server answered 404 for the session: the page says so instead of an empty conversation. */
+  const [missing, setMissing] = useState(false);
   const [win, setWin] = useState<Window>({ rows: [], before: 0, after: 0 });
   const [follow, setFollow] = useState(query.follow === "1");
   const [error, setError] = useState<unknown>(null);
@@ -142,21 +204,46 @@ export function ConversationPage() {
     }
   };
 
-  const reset = (p: { from?: "start" | "end"; around?: number }) =>
+  const reset = (p: { from?: "start" | "end"; around?: number; uid?: string }) =>
     load(async () => {
       const page = await api.messages(id, { ...p, limit: PAGE });
       setWin({ rows: page.messages, before: page.before, after: page.after });
     });
 
+  const show = (res: { session: SessionRow; lineage: Lineage; preview: string }) => {
+    setSession(res.session);
+    setLineage(res.lineage);
+    setPreview(res.preview);
+  };
+  const unlessMissing = (e: unknown) => {
+    if (e instanceof ApiError && e.status === 404) setMissing(true);
+    else throw e;
+  };
+
+  // A link `#m-<uid>` (a permalink, a search hit) names the message by its stable id.
+  useEffect(() => {
+    const onHash = () => setUid(uidOfHash());
+    onHash();
+    window.addEventListener("hashchange", onHash);
+    return () => window.removeEventListener("hashchange", onHash);
+  }, [url]);
+  const anchors = anchoredRows(win.rows);
+  const byUid =
+    uid === undefined ? undefined : win.rows.find((m) => m.message_uid === uid && anchors.has(m.id))?.id;
+  const target = byRowId ?? byUid;
+
   useEffect(() => {
     setSession(null);
-    void load(async () => {
-      const res = await api.session(id);
-      setSession(res.session);
-      setLineage(res.lineage);
-    });
-    void reset(target !== undefined ? { around: target } : { from: follow ? "end" : "start" });
-  }, [id, target]);
+    setMissing(false);
+    void load(() => api.session(id).then(show, unlessMissing));
+    void reset(
+      byRowId !== undefined
+        ? { around: byRowId }
+        : uid !== undefined
+          ? { uid }
+          : { from: follow ? "end" : "start" },
+    );
+  }, [id, byRowId, uid]);
 
   // Opened from a search hit: the hit is scrolled into view and focused.
   useEffect(() => {
@@ -196,10 +283,7 @@ export function ConversationPage() {
   // the view at the bottom.
   useLiveChanges(() => {
     if (win.after === 0) void later(follow).catch(setError);
-    void api.session(id).then((res) => {
-      setSession(res.session);
-      setLineage(res.lineage);
-    }, setError);
+    void api.session(id).then(show, unlessMissing).catch(setError);
   });
 
   useEffect(() => {
@@ -209,6 +293,16 @@ export function ConversationPage() {
     }
   }, [follow]);
 
+  const name = session ? sessionDisplayName({ title: session.title, preview }) : null;
+  useDocumentTitle(missing ? "Session not found" : name);
+  if (missing) {
+    return (
+      <NotFound heading="Session not found">
+        No session has the id <code>{id}</code>: it may have been deleted, or the address is mistyped.
+      </NotFound>
+    );
+  }
+
   const first = win.before + 1;
   const last = win.before + win.rows.length;
   const total = win.before + win.rows.length + win.after;
@@ -217,9 +311,11 @@ export function ConversationPage() {
       <ErrorNote error={error} />
       {session ? (
         <header class="session-head">
-          <h1 id="session-heading">{session.title ?? session.id}</h1>
-          <p class="dim mono">{session.id}</p>
-          <Figures s={session} />
+          <h1 id="session-heading">{name}</h1>
+          <p class="dim">
+            <span class="mono">{session.id}</span> <SessionMarks session={session} />
+          </p>
+          <Figures s={session} shown={loading && win.rows.length === 0 ? null : total} />
           <div class="actions">
             <a class="button" href={api.exportUrl(session.id, "jsonl")} download>
               Export JSONL
@@ -233,12 +329,16 @@ export function ConversationPage() {
             </label>
           </div>
           {WRITABLE ? (
-            <SessionActions session={session} onRenamed={(t) => setSession({ ...session, title: t })} />
+            <SessionActions
+              session={session}
+              name={name ?? ""}
+              onRenamed={(t) => setSession({ ...session, title: t })}
+            />
           ) : null}
           {lineage ? <LineageGraph lineage={lineage} /> : null}
         </header>
       ) : (
-        <h1 id="session-heading">{loading ? "Loading…" : id}</h1>
+        <h1 id="session-heading">{loading ? "Loading…" : "Session"}</h1>
       )}
       <nav class="pager" aria-label="Messages">
         <button type="button" disabled={win.before === 0 || loading} onClick={() => reset({ from: "start" })}>
@@ -254,8 +354,11 @@ export function ConversationPage() {
         </span>
       </nav>
       <div class="messages">
-        {win.rows.map((m) => (
-          <MessageView key={m.id} message={m} highlighted={m.id === target} />
+        {withCompactionPoints(win.rows).map(({ m, point }) => (
+          <Fragment key={m.id}>
+            {point ? <CompactionPoint summary={m.compressed_summary === true} /> : null}
+            <MessageView message={m} highlighted={m.id === target} anchor={anchors.has(m.id)} />
+          </Fragment>
         ))}
       </div>
       <nav class="pager" aria-label="More messages">

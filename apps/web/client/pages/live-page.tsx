@@ -4,9 +4,11 @@ import { ErrorNote } from "../components/error-note.js";
 import { liveState, onListKeys, SessionItem } from "../components/session-item.js";
 import { formatTime } from "../format.js";
 import { coalesced, useLiveChanges } from "../live.js";
+import { useDocumentTitle } from "../use-document-title.js";
 
 /** The most recently active sessions, kept current by server-sent events without a reload. */
 export function LivePage() {
+  useDocumentTitle("Live");
   const [rows, setRows] = useState<ListedSession[]>([]);
   const [seen, setSeen] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);

@@ -1,44 +1,26 @@
+import { renderToolCallSnippet, snippetParts, UNTITLED_SESSION } from "@hermes/core";
 import { useEffect, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
 import { api, type SearchHit } from "../api.js";
 import { ChoiceSelect } from "../components/choice-select.js";
 import { ErrorNote } from "../components/error-note.js";
+import { messageLink } from "../components/message-view.js";
 import { onListKeys } from "../components/session-item.js";
 import { formatTime, isoTime } from "../format.js";
-
-/** The words of a query as typed, without operators, quotes and `*` (for marking CJK snippets). */
-function queryTerms(q: string): string[] {
-  return q
-    .replace(/["()^{}+]/g, " ")
-    .split(/\s+/)
-    .map((t) => t.replace(/^\*+|\*+$/g, ""))
-    .filter((t) => t.length > 0 && !/^(AND|OR|NOT|NEAR)$/.test(t));
-}
+import { useDocumentTitle } from "../use-document-title.js";
 
 /**
- * A snippet with its matches marked, as text nodes and `<mark>` elements (never HTML): FTS5
- * snippets carry `>>>…<<<` markers; substring (CJK) snippets carry none, so the terms are marked.
+ * A snippet with its matches marked, as text nodes and `<mark>` elements (never HTML), cut by
+ * `snippetParts` of `@hermes/core` as the CLI cuts it. A snippet from a tool call's JSON reads
+ * as the call (`terminal({"cmd": "docker build"})`, `renderToolCallSnippet`), in code type.
  */
 export function Snippet({ text, query }: { text: string; query: string }) {
-  const parts: Array<{ text: string; match: boolean }> = [];
-  if (text.includes(">>>")) {
-    const re = />>>([\s\S]*?)<<</g;
-    let last = 0;
-    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-      parts.push({ text: text.slice(last, m.index), match: false }, { text: m[1] ?? "", match: true });
-      last = m.index + m[0].length;
-    }
-    parts.push({ text: text.slice(last), match: false });
-  } else {
-    const terms = queryTerms(query).sort((a, b) => b.length - a.length);
-    const escaped = terms.map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    const pieces = escaped.length > 0 ? text.split(new RegExp(`(${escaped.join("|")})`, "giu")) : [text];
-    pieces.forEach((p, i) => {
-      parts.push({ text: p, match: i % 2 === 1 });
-    });
-  }
+  const call = renderToolCallSnippet(text);
+  const parts = snippetParts(call, query);
   return (
-    <span class="snippet">{parts.map((p, i) => (p.match ? <mark key={i}>{p.text}</mark> : p.text))}</span>
+    <span class={call === text ? "snippet" : "snippet tool-call-snippet"}>
+      {parts.map((p, i) => (p.match ? <mark key={i}>{p.text}</mark> : p.text))}
+    </span>
   );
 }
 
@@ -50,10 +32,11 @@ export function SearchPage() {
   const q = query.q ?? "";
   const role = query.role ?? "";
   const source = query.source ?? "";
+  useDocumentTitle(q ? `Search: ${q}` : "Search");
   const [input, setInput] = useState(q);
   const [sources, setSources] = useState<string[]>([]);
   const [hits, setHits] = useState<SearchHit[]>([]);
-  const [titles, setTitles] = useState<Record<string, string | null>>({});
+  const [names, setNames] = useState<Record<string, string>>({});
   const [more, setMore] = useState(false);
   const [loading, setLoading] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -77,7 +60,7 @@ export function SearchPage() {
         limit: PAGE,
       });
       setHits((h) => (offset === 0 ? res.hits : [...h, ...res.hits]));
-      setTitles((t) => ({ ...t, ...res.titles }));
+      setNames((n) => ({ ...n, ...res.names }));
       setMore(res.hits.length === PAGE);
       setError(null);
     } catch (e) {
@@ -141,8 +124,8 @@ export function SearchPage() {
       <ol class="hits" aria-label="Search results" aria-busy={loading} onKeyDown={onListKeys}>
         {hits.map((hit) => (
           <li key={hit.id} class="hit-item">
-            <a class="row-link" href={`/session/${encodeURIComponent(hit.session_id)}?message=${hit.id}`}>
-              {titles[hit.session_id] ?? hit.session_id}
+            <a class="row-link" href={messageLink(hit.session_id, hit)}>
+              {names[hit.session_id] ?? UNTITLED_SESSION}
             </a>
             <div class="dim">
               {hit.source} · {hit.role}

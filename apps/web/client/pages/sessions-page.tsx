@@ -5,7 +5,9 @@ import { ChoiceSelect } from "../components/choice-select.js";
 import { ErrorNote } from "../components/error-note.js";
 import { PruneDialog } from "../components/prune-dialog.js";
 import { onListKeys, SessionItem } from "../components/session-item.js";
+import { countOf } from "../format.js";
 import { coalesced, useLiveChanges } from "../live.js";
+import { useDocumentTitle } from "../use-document-title.js";
 
 function filtersOf(query: Record<string, string>): SessionFilters {
   return {
@@ -19,6 +21,7 @@ function filtersOf(query: Record<string, string>): SessionFilters {
 
 /** Every session, newest activity first, with filters; pages load as the list is scrolled. */
 export function SessionsPage() {
+  useDocumentTitle("Sessions");
   const { query, route } = useLocation();
   const filters = filtersOf(query);
   const key = JSON.stringify(filters);
@@ -167,7 +170,7 @@ export function SessionsPage() {
           {loading ? "Loading…" : "More sessions"}
         </button>
       ) : rows.length > 0 ? (
-        <p class="dim end-of-list">All {rows.length} sessions shown.</p>
+        <p class="dim end-of-list">All {countOf(rows.length, "session")} shown.</p>
       ) : null}
     </section>
   );

@@ -14,7 +14,8 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { useLocation } from "preact-iso";
 import { api, type UsageStatsRow } from "../api.js";
 import { ErrorNote } from "../components/error-note.js";
-import { formatNumber, formatUsd } from "../format.js";
+import { countOf, formatNumber, formatUsd } from "../format.js";
+import { useDocumentTitle } from "../use-document-title.js";
 
 Chart.register(
   BarController,
@@ -56,6 +57,7 @@ function UsageChart({ rows }: { rows: UsageStatsRow[] }) {
           {
             type: "bar",
             label: "Input tokens",
+            order: 1,
             data: rows.map((r) => r.input_tokens),
             backgroundColor: p.series[0],
             stack: "t",
@@ -63,6 +65,7 @@ function UsageChart({ rows }: { rows: UsageStatsRow[] }) {
           {
             type: "bar",
             label: "Output tokens",
+            order: 1,
             data: rows.map((r) => r.output_tokens),
             backgroundColor: p.series[1],
             stack: "t",
@@ -70,6 +73,7 @@ function UsageChart({ rows }: { rows: UsageStatsRow[] }) {
           {
             type: "bar",
             label: "Cache read tokens",
+            order: 1,
             data: rows.map((r) => r.cache_read_tokens),
             backgroundColor: p.series[2],
             stack: "t",
@@ -81,6 +85,12 @@ function UsageChart({ rows }: { rows: UsageStatsRow[] }) {
             borderColor: p.series[3],
             backgroundColor: p.series[3],
             yAxisID: "cost",
+            // Drawn over the bars (a lower order is drawn later): one day's cost is a single
+            // point in the middle of its bar, which would otherwise hide it. Points are always
+            // drawn, larger than a line's joints, so that a line of one point still shows.
+            order: 0,
+            pointRadius: 4,
+            pointHoverRadius: 6,
           },
         ],
       },
@@ -99,12 +109,20 @@ function UsageChart({ rows }: { rows: UsageStatsRow[] }) {
           },
           cost: {
             position: "right",
-            ticks: { color: p.text },
+            ticks: { color: p.text, callback: (value) => formatUsd(Number(value)) },
             grid: { display: false },
             title: { display: true, text: "USD", color: p.text },
           },
         },
-        plugins: { legend: { labels: { color: p.text } } },
+        plugins: {
+          legend: { labels: { color: p.text } },
+          tooltip: {
+            callbacks: {
+              label: (item) =>
+                `${item.dataset.label}: ${item.dataset.yAxisID === "cost" ? formatUsd(item.parsed.y) : formatNumber(item.parsed.y)}`,
+            },
+          },
+        },
       },
     });
     return () => chart.destroy();
@@ -122,6 +140,7 @@ function UsageChart({ rows }: { rows: UsageStatsRow[] }) {
 
 /** Tokens and cost by day, model or source: a chart and the table behind it. */
 export function UsagePage() {
+  useDocumentTitle("Usage");
   const { query, route } = useLocation();
   const groupBy =
     (query.group as keyof typeof GROUPS) in GROUPS ? (query.group as keyof typeof GROUPS) : "day";
@@ -175,7 +194,7 @@ export function UsagePage() {
       </form>
       <ErrorNote error={error} />
       <p class="dim">
-        {formatNumber(totals.sessions)} sessions · {formatNumber(totals.input)} input and{" "}
+        {countOf(totals.sessions, "session")} · {formatNumber(totals.input)} input and{" "}
         {formatNumber(totals.output)} output tokens · {formatUsd(totals.cost)}
       </p>
       {rows.length > 0 ? <UsageChart rows={rows} /> : <p class="empty">No sessions in this range.</p>}

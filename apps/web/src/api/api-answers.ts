@@ -28,15 +28,19 @@ export interface SessionsAnswer {
 export interface SessionAnswer {
   session: SessionRow;
   lineage: Lineage;
+  /** The start of its first user message (`""` when none): the name of an untitled session. */
+  preview: string;
 }
 
 /** `GET /api/sessions/:id/messages`. */
 export type MessagesAnswer = MessagePage;
 
-/** `GET /api/search`: the hits and the title of each hit's session. */
+/** `GET /api/search`: the hits, and the title and name of each hit's session. */
 export interface SearchAnswer {
   hits: SearchHit[];
   titles: Record<string, string | null>;
+  /** The name of each hit's session (`sessionDisplayName` of `@hermes/core`). */
+  names: Record<string, string>;
 }
 
 /** `GET /api/usage`. */

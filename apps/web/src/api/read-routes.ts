@@ -1,4 +1,4 @@
-import type { SessionStore } from "@hermes/core";
+import { readSessionName, type SessionStore, sessionPreview, UNTITLED_SESSION } from "@hermes/core";
 import { Hono } from "hono";
 import type {
   FiltersAnswer,
@@ -9,22 +9,32 @@ import type {
   UsageAnswer,
 } from "./api-answers.js";
 import { badRequest, notFound } from "./api-error.js";
+import { currentRowOfUid } from "./message-by-uid.js";
 import { int, list, text, time } from "./query-params.js";
 
 const USAGE_GROUPS = ["day", "model", "source"] as const;
 
-/** Titles of the sessions of search hits, each read once. */
-async function titlesOf(store: SessionStore, ids: Iterable<string>): Promise<Record<string, string | null>> {
-  const out: Record<string, string | null> = {};
-  for (const id of new Set(ids)) out[id] = await store.getSessionTitle(id);
-  return out;
+/** Titles and names (`sessionDisplayName`) of the sessions of search hits, each read once. */
+async function namesOf(
+  store: SessionStore,
+  ids: Iterable<string>,
+): Promise<Pick<SearchAnswer, "titles" | "names">> {
+  const titles: Record<string, string | null> = {};
+  const names: Record<string, string> = {};
+  for (const id of new Set(ids)) {
+    const session = await store.getSession(id);
+    titles[id] = session?.title ?? null;
+    names[id] = (session !== null ? await readSessionName(store, session) : null) ?? UNTITLED_SESSION;
+  }
+  return { titles, names };
 }
 
 /** The JSON API the pages read: sessions, one session, its messages, search, usage. */
 export function readRoutes(store: SessionStore): Hono {
   const api = new Hono();
 
-  // What the filters offer: every source and model with sessions.
+  // What the filters offer: every source and model of the sessions the list shows (a newer
+  // agent's archived and hidden sessions are not listed, so their sources are not offered).
   api.get("/filters", async (c) => {
     const [sources, models] = await Promise.all([
       store.usageStats({ groupBy: "source" }),
@@ -58,7 +68,10 @@ export function readRoutes(store: SessionStore): Hono {
       store.getLineage(id, { maxDescendants: 200 }),
     ]);
     if (session === null || lineage === null) throw notFound(`No session ${id}`);
-    return c.json({ session, lineage } satisfies SessionAnswer);
+    // An untitled session is named by its first user message (`sessionDisplayName`); read
+    // whatever the title, so that the page can name the session if it is renamed to nothing.
+    const preview = await sessionPreview(store, id);
+    return c.json({ session, lineage, preview } satisfies SessionAnswer);
   });
 
   api.get("/sessions/:id/messages", async (c) => {
@@ -69,8 +82,13 @@ export function readRoutes(store: SessionStore): Hono {
     const from = text(c, "from");
     if (from !== undefined && from !== "start" && from !== "end")
       throw badRequest("from must be start or end");
+    // `uid`: the page around the current version of a message, by its stable id (a link `#m-<uid>`).
+    const uid = text(c, "uid", 64);
+    const at = uid === undefined ? undefined : await currentRowOfUid(store, c.req.param("id"), uid);
+    if (at === null) throw notFound(`No message ${uid} in session ${c.req.param("id")}`);
     const page = await store.getMessagePage(c.req.param("id"), {
       limit,
+      ...(at !== undefined ? { aroundId: at } : {}),
       ...(after !== undefined ? { afterId: after } : {}),
       ...(before !== undefined ? { beforeId: before } : {}),
       ...(around !== undefined ? { aroundId: around } : {}),
@@ -81,7 +99,7 @@ export function readRoutes(store: SessionStore): Hono {
 
   api.get("/search", async (c) => {
     const q = text(c, "q", 2000) ?? "";
-    if (q.trim() === "") return c.json({ hits: [], titles: {} } satisfies SearchAnswer);
+    if (q.trim() === "") return c.json({ hits: [], titles: {}, names: {} } satisfies SearchAnswer);
     const hits = await store.searchMessages(q, {
       ...(list(c, "source") ? { sourceFilter: list(c, "source") } : {}),
       ...(list(c, "role") ? { roleFilter: list(c, "role") } : {}),
@@ -90,10 +108,10 @@ export function readRoutes(store: SessionStore): Hono {
     });
     return c.json({
       hits,
-      titles: await titlesOf(
+      ...(await namesOf(
         store,
         hits.map((h) => h.session_id),
-      ),
+      )),
     } satisfies SearchAnswer);
   });
 

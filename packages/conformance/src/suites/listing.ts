@@ -68,6 +68,37 @@ export const listingContract: ContractSuite = (backend) => {
         expect(ids(await store.searchSessions({ source: "" }))).toEqual(["c2", "t1", "c1"]);
       });
 
+      it("filters by models, a start-time range and title (a part of it, any ASCII case, or an id prefix), with AND", async () => {
+        const { store, at } = await openAt(open);
+        await at(1, () => store.createSession({ id: "a1", source: "cli", model: "m-a" }));
+        await at(2, () => store.createSession({ id: "b1", source: "telegram", model: "m-b" }));
+        await at(3, () => store.createSession({ id: "a2", source: "cli", model: "m-a" }));
+        await at(4, () => store.createSession({ id: "n1", source: "cli" }));
+        await store.setSessionTitle("a1", "Fix Docker Build");
+        await store.setSessionTitle("b1", "docker_compose 100%");
+        expect(ids(await store.listSessionsRich({ models: ["m-a"] }))).toEqual(["a2", "a1"]);
+        expect(ids(await store.listSessionsRich({ models: ["m-a", "m-b"] }))).toEqual(["a2", "b1", "a1"]);
+        expect(ids(await store.listSessionsRich({ startedAfter: T0 + 2 }))).toEqual(["n1", "a2", "b1"]);
+        expect(ids(await store.listSessionsRich({ startedBefore: T0 + 2 }))).toEqual(["a1"]);
+        expect(ids(await store.listSessionsRich({ startedAfter: T0 + 2, startedBefore: T0 + 4 }))).toEqual([
+          "a2",
+          "b1",
+        ]);
+        expect(ids(await store.listSessionsRich({ title: "DOCKER" }))).toEqual(["b1", "a1"]);
+        // LIKE's wildcards are matched as themselves.
+        expect(ids(await store.listSessionsRich({ title: "r_c" }))).toEqual(["b1"]);
+        expect(ids(await store.listSessionsRich({ title: "0%" }))).toEqual(["b1"]);
+        expect(ids(await store.listSessionsRich({ title: "_" }))).toEqual(["b1"]);
+        expect(ids(await store.listSessionsRich({ title: "a" }))).toEqual(["a2", "a1"]);
+        expect(ids(await store.listSessionsRich({ title: "docker", models: ["m-a"] }))).toEqual(["a1"]);
+        expect(ids(await store.listSessionsRich({ title: "docker", source: "telegram" }))).toEqual(["b1"]);
+        // Empty filters mean none.
+        expect(ids(await store.listSessionsRich({ models: [], title: "" }))).toHaveLength(4);
+        expect((await rejection(store.listSessionsRich({ startedAfter: "x" as never }))).code).toBe(
+          "INVALID_ARGUMENT",
+        );
+      });
+
       it("pages with limit (default 20) and offset", async () => {
         const { store, at } = await openAt(open);
         for (let i = 0; i < 25; i++) {

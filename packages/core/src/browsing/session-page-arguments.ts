@@ -1,27 +1,19 @@
 import { InvalidArgumentError } from "../errors/hermes-store-error.js";
 import { previewOf } from "../listing/preview.js";
-import { escapeLike } from "../sessions/escape-like.js";
+import { type SessionFilterOptions, sessionFilterArguments } from "../listing/session-filter-arguments.js";
+import { toSessionViewFields } from "../read-model/session-view-fields.js";
 import type { SessionRow } from "../types.js";
 import {
   nonNegativeInt,
-  optionalNumber,
   optionalString,
   optionalStringArray,
   optionsObject,
 } from "../validation/arguments.js";
 
 /** Options of `listSessionPage`. */
-export interface SessionPageOptions {
+export interface SessionPageOptions extends SessionFilterOptions {
   /** Only sessions of these sources. */
   sources?: string[];
-  /** Only sessions of these models. */
-  models?: string[];
-  /** Sessions started at or after this time (Unix epoch seconds). */
-  startedAfter?: number;
-  /** Sessions started before this time (Unix epoch seconds). */
-  startedBefore?: number;
-  /** A part of the title (ASCII letters in any case), or the beginning of the id. */
-  title?: string;
   /** Sessions per page: 1–500, default 50. */
   limit?: number;
   /** `nextCursor` of the previous page; absent for the first page. */
@@ -99,7 +91,6 @@ export function sessionPageArguments(o: SessionPageOptions | undefined): Session
   const opts = optionsObject("options", o);
   const limit = nonNegativeInt("limit", opts.limit, 50, MAX_PAGE);
   if (limit === 0) throw new InvalidArgumentError("limit", "limit must be at least 1");
-  const title = optionalString("title", opts.title);
   const cursor = optionalString("cursor", opts.cursor);
   const list = (name: string, value: unknown) => {
     const items = optionalStringArray(name, value);
@@ -107,11 +98,7 @@ export function sessionPageArguments(o: SessionPageOptions | undefined): Session
   };
   return {
     sources: list("sources", opts.sources),
-    models: list("models", opts.models),
-    startedAfter: optionalNumber("startedAfter", opts.startedAfter),
-    startedBefore: optionalNumber("startedBefore", opts.startedBefore),
-    titlePattern: title ? `%${escapeLike(title.toLowerCase())}%` : null,
-    idPattern: title ? `${escapeLike(title)}%` : null,
+    ...sessionFilterArguments(opts),
     limit,
     after: cursor ? decodeCursor(cursor) : null,
   };
@@ -124,6 +111,7 @@ export function finishSessionPage(rows: SessionPageRow[], limit: number): Sessio
   for (const row of sessions) {
     row.preview = previewOf(row.preview);
     row.chain_open = Boolean(row.chain_open);
+    toSessionViewFields(row);
   }
   const last = sessions[sessions.length - 1];
   return { sessions, nextCursor: more && last !== undefined ? sessionPageCursor(last) : null };

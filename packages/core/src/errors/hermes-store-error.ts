@@ -19,6 +19,8 @@
  * - `SCHEMA_NEWER`: a write on a database written by a newer schema than this store writes (a newer
  *   Hermes Agent's file); the store reads it and never writes it (`SchemaNewerError`).
  * - `ABORTED`: the caller aborted the operation through its `signal` (`AbortedError`).
+ * - `ARCHIVE_INVALID`: a backup archive that is missing, damaged or fails its checks (SQLite adapter).
+ * - `TARGET_IN_USE`: a restore refused because a process holds the file it would replace.
  */
 export type HermesStoreErrorCode =
   | "TITLE_TOO_LONG"
@@ -35,7 +37,9 @@ export type HermesStoreErrorCode =
   | "UNSAFE_PATH"
   | "IMPORT_INVALID"
   | "UNSUPPORTED_SQLITE"
-  | "BACKEND_ERROR";
+  | "BACKEND_ERROR"
+  | "ARCHIVE_INVALID"
+  | "TARGET_IN_USE";
 
 /**
  * Base class of every error a session store raises on purpose.
@@ -197,11 +201,15 @@ export class SchemaNewerError extends HermesStoreError {
   readonly fileVersion: number;
   /** The schema version this store writes. */
   readonly supportedVersion: number;
-  constructor(path: string, fileVersion: number, supportedVersion: number, action: string) {
+  /**
+   * `operation`: what was refused, in the user's words (`Setting a title`, `A writable open`);
+   * the message reads "Setting a title is refused: … Nothing was written."
+   */
+  constructor(path: string, fileVersion: number, supportedVersion: number, operation: string) {
     super(
       "SCHEMA_NEWER",
-      `${path} has schema version ${fileVersion}, newer than version ${supportedVersion} that this store writes: ` +
-        `${action}. It belongs to a newer Hermes Agent; read it, or write through that agent.`,
+      `${operation} is refused: ${path} has schema version ${fileVersion}, newer than version ${supportedVersion} that this store writes; ` +
+        "it belongs to a newer Hermes Agent, whose gateway is its only writer. Nothing was written; read it here, or write through that agent.",
     );
     this.name = "SchemaNewerError";
     this.path = path;

@@ -1,5 +1,6 @@
 import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { InvalidArgumentError } from "../errors/hermes-store-error.js";
+import { toMessageViewFields } from "../read-model/message-view-fields.js";
 import { jsonIfTruthy } from "../sessions/new-session-row.js";
 import type { AppendMessageInput, MessageRow } from "../types.js";
 import { optionalNumber, optionalString, optionsObject, requireId } from "../validation/arguments.js";
@@ -91,11 +92,13 @@ export function parseToolCalls(text: string | null): MessageRow["tool_calls"] {
 }
 
 /**
- * A stored row with `tool_calls` parsed. The row object is converted in place (it is fresh from
+ * A stored row with `tool_calls` parsed, and the view columns a newer agent's file adds in the
+ * read model's shape (`toMessageViewFields`). The row object is converted in place (it is fresh from
  * the driver): copying every row of a 20,000-message session would double the allocation.
  */
 export function toMessageRow(row: StoredMessageRow): MessageRow {
   const converted = row as unknown as MessageRow;
   converted.tool_calls = parseToolCalls(row.tool_calls);
+  toMessageViewFields(converted as unknown as Record<string, unknown>);
   return converted;
 }

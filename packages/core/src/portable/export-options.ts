@@ -1,10 +1,11 @@
-import type { SessionRow, MessageRow as StoredMessageRow } from "@hermes/schema";
+import type { SessionRow } from "@hermes/schema";
 import {
   optionalNumber,
   optionalString,
   optionalStringArray,
   optionsObject,
 } from "../validation/arguments.js";
+import type { PortableMessage } from "./jsonl-format.js";
 
 /** Most sessions `exportAll` returns (as the reference's `search_sessions(limit=100000)`). */
 export const EXPORT_ALL_LIMIT = 100_000;
@@ -31,7 +32,7 @@ export interface ExportStreamOptions {
  */
 export type ExportEvent =
   | { readonly kind: "session"; readonly session: SessionRow }
-  | { readonly kind: "messages"; readonly messages: StoredMessageRow[] }
+  | { readonly kind: "messages"; readonly messages: PortableMessage[] }
   | { readonly kind: "end"; readonly session: SessionRow };
 
 /** Checked export options, as query parameters: `ids` is the JSON array of `sessionIds`. */

@@ -108,30 +108,36 @@ export async function sinkFor(destination: JsonlDestination): Promise<ChunkSink>
  * The first line of a JSONL export (with its newline): the {@link jsonlHeader} naming the
  * filter the export was made with.
  */
-export function jsonlHeaderLine(now: number, o: ExportStreamOptions | undefined): string {
+export function jsonlHeaderLine(
+  now: number,
+  o: ExportStreamOptions | undefined,
+  schemaVersion?: number,
+): string {
   const opts = o ?? {};
   const headerFilter: Record<string, unknown> = {};
   if (opts.source !== undefined) headerFilter.source = opts.source;
   if (opts.sessionIds !== undefined) headerFilter.session_ids = opts.sessionIds;
   if (opts.since !== undefined) headerFilter.since = opts.since;
-  return `${JSON.stringify(jsonlHeader(now, headerFilter))}\n`;
+  return `${JSON.stringify(jsonlHeader(now, headerFilter, schemaVersion))}\n`;
 }
 
 /**
  * Writes an export as JSONL in constant memory, whatever the size of a session: the header line
- * (`now`, the filter of `o`), then each session's line as its events come, message page by
- * message page (the bytes are those of `JSON.stringify` of the whole session). The sink is
- * finished, or aborted on failure (a file is then removed).
+ * (`now`, the filter of `o`, the source's `schemaVersion`), then each session's line as its
+ * events come, message page by message page (the bytes are those of `JSON.stringify` of the
+ * whole session; the events carry canonical rows). The sink is finished, or aborted on failure
+ * (a file is then removed).
  */
 export async function writeJsonlExport(
   sink: ChunkSink,
   now: number,
   o: ExportStreamOptions | undefined,
   events: AsyncIterable<ExportEvent>,
+  schemaVersion?: number,
 ): Promise<ExportReport> {
   const report: ExportReport = { sessions: 0, messages: 0, bytes: 0 };
   try {
-    await sink.write(jsonlHeaderLine(now, o));
+    await sink.write(jsonlHeaderLine(now, o, schemaVersion));
     let first = true;
     for await (const event of events) {
       if (event.kind === "session") {

@@ -2,7 +2,8 @@ import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors/hermes-store-error.js";
 import { ImportInvalidError, type InvalidImportLine } from "../errors/import-invalid-error.js";
-import { optionsObject } from "../validation/arguments.js";
+import { optionalBoolean, optionsObject } from "../validation/arguments.js";
+import { fitToCapacity, skipReason } from "./fit-to-capacity.js";
 import {
   type PortableSession,
   PortableValidationError,
@@ -30,7 +31,18 @@ export interface ImportSessionsOptions {
    * treats its line as invalid; `detach` imports it with `parent_session_id` = null.
    */
   missingParent?: "reject" | "detach";
+  /**
+   * Also import sessions the source flags archived (`archived` or `auto_archived`). By default
+   * they are skipped (listed in `skipped`) by a store without the flag, which would list them;
+   * a store that holds the flag (PostgreSQL) imports them and keeps them out of its listings.
+   */
+  includeArchived?: boolean;
+  /** Also import sessions the source flags hidden (skipped by default, as archived ones). */
+  includeHidden?: boolean;
 }
+
+/** Why a session was not imported: the source flags it archived or hidden. */
+export type ImportSkipReason = "archived" | "hidden";
 
 /** What an import did. */
 export interface ImportReport {
@@ -47,6 +59,27 @@ export interface ImportReport {
   detached: Array<{ id: string; line: number }>;
   /** Rejected lines (`onInvalid: "skip"`); with `abort` the import throws instead. */
   invalid: InvalidImportLine[];
+  /**
+   * Sessions not imported because the source flags them archived or hidden (see
+   * `includeArchived`/`includeHidden`), and children of such sessions (with their parent's reason).
+   */
+  skipped: Array<{ id: string; line: number; reason: ImportSkipReason }>;
+  /**
+   * What the store cannot hold and left out, with counts, by field: `messages.superseded`
+   * (rewound or superseded rows, which a store without view state would show), and
+   * `sessions.<field>` / `messages.<field>` for each read-model field that held a value
+   * (flags set, uids, compaction state). Empty when the store holds everything.
+   */
+  leftOut: Record<string, number>;
+}
+
+/**
+ * The read-model fields a backend stores (`SESSION_VIEW_COLUMNS`/`MESSAGE_VIEW_COLUMNS`
+ * names). A backend without `view_state` cannot keep superseded rows apart: they are left out.
+ */
+export interface ImportCapacity {
+  readonly sessionFields: ReadonlySet<string>;
+  readonly messageFields: ReadonlySet<string>;
 }
 
 /** What can be imported: a JSONL file path, or sessions as `exportStream` yields them. */
@@ -74,8 +107,15 @@ export interface PendingImport {
  * the report) is the same on every backend.
  */
 export interface ImportBackend {
+  /** The read-model fields it stores; none when absent (a v11 file). */
+  readonly capacity?: ImportCapacity;
   /** Whether a session with this id is stored. */
   exists(id: string): boolean | Promise<boolean>;
+  /**
+   * Called before a file's sessions are written with the `schema_version` its header names, for
+   * a backend that records the newest version of the data it holds (its exports name it).
+   */
+  noteSourceSchema?(version: number): Promise<void>;
   /**
    * Writes one unit of sessions in one transaction and returns each one's outcome, in order.
    * A session stored with the same content is `unchanged`; with other content, `conflict`
@@ -98,6 +138,8 @@ class BatchWriter {
     conflicts: [],
     detached: [],
     invalid: [],
+    skipped: [],
+    leftOut: {},
   };
   /** Ids written or queued in this import: their children may follow in the same unit. */
   readonly available = new Set<string>();
@@ -111,7 +153,9 @@ class BatchWriter {
     private readonly idFloor = 0,
   ) {}
 
-  async add(p: PendingImport): Promise<void> {
+  async add(pending: PendingImport): Promise<void> {
+    const session = fitToCapacity(pending.session, this.backend.capacity, this.report.leftOut);
+    const p = session === pending.session ? pending : { ...pending, session };
     this.#batch.push(p);
     this.#rows += 1 + p.session.messages.length;
     this.available.add(p.session.id);
@@ -164,6 +208,8 @@ export function importSessionsArguments(
     onConflict: pick("onConflict", ["skip", "replace"], "skip"),
     onInvalid: pick("onInvalid", ["abort", "skip"], "abort"),
     missingParent: pick("missingParent", ["reject", "detach"], "reject"),
+    includeArchived: optionalBoolean("includeArchived", opts.includeArchived, false),
+    includeHidden: optionalBoolean("includeHidden", opts.includeHidden, false),
   };
 }
 
@@ -275,8 +321,12 @@ async function importFile(
   const byId = new Map<string, LineEntry>();
   /** Ids of rejected lines: their children are rejected too, naming the line. */
   const badIds = new Map<string, number>();
+  /** Sessions skipped for their flags (and their descendants), with the reason. */
+  const skipped = new Map<string, ImportSkipReason>();
+  const skippedList: ImportReport["skipped"] = [];
   let maxMessageId = 0;
   let sawHeader = false;
+  let sourceSchema: number | null = null;
 
   // Pass 1: validate every line and note where each session is.
   try {
@@ -287,6 +337,8 @@ async function importFile(
         if (!sawHeader) {
           if (line !== 1) throw new PortableValidationError("the first line must be the header");
           parseJsonlHeader(value);
+          const named = (value as { schema_version?: unknown }).schema_version;
+          if (typeof named === "number" && Number.isSafeInteger(named) && named > 0) sourceSchema = named;
           sawHeader = true;
           continue;
         }
@@ -295,6 +347,12 @@ async function importFile(
         if (other !== undefined)
           throw new PortableValidationError(`session ${s.id} already appears on line ${other.line}`);
         for (const m of s.messages) if (m.id !== null && m.id > maxMessageId) maxMessageId = m.id;
+        const reason = skipReason(s, opts, backend.capacity);
+        if (reason !== null) {
+          skipped.set(s.id, reason);
+          skippedList.push({ id: s.id, line, reason });
+          continue;
+        }
         const entry: LineEntry = {
           line,
           offset,
@@ -347,6 +405,14 @@ async function importFile(
       }
       stack.pop();
       let problem: string | null = null;
+      const parentSkipped = e.parent === null ? undefined : skipped.get(e.parent);
+      if (parentSkipped !== undefined) {
+        // A child of a skipped session goes with it (the agent flags whole lineages).
+        state.set(e, "bad");
+        skipped.set(e.id, parentSkipped);
+        skippedList.push({ id: e.id, line: e.line, reason: parentSkipped });
+        continue;
+      }
       if (e.parent !== null) {
         const ps = parent === undefined ? undefined : state.get(parent);
         if (parent === undefined && badIds.has(e.parent)) {
@@ -375,9 +441,11 @@ async function importFile(
     throw new ImportInvalidError(invalid.slice(0, MAX_REPORTED), invalid.length);
   }
 
+  if (sourceSchema !== null && order.length > 0) await backend.noteSourceSchema?.(sourceSchema);
   // Pass 2: write in the planned order, reading each line again at its offset.
   const writer = new BatchWriter(backend, opts.onConflict, maxMessageId);
   writer.report.invalid = invalid.slice(0, MAX_REPORTED);
+  writer.report.skipped = skippedList.sort((a, b) => a.line - b.line);
   const handle = await open(path, "r");
   try {
     for (const e of order) {
@@ -415,6 +483,7 @@ async function importIterable(
   /** Items waiting for a parent that has not come yet, by parent id. */
   const waiting = new Map<string, PendingImport[]>();
   const seen = new Set<string>();
+  const skipped = new Map<string, ImportSkipReason>();
   const exists = async (id: string) => writer.available.has(id) || (await backend.exists(id));
 
   const fail = async (line: number, message: string) => {
@@ -454,8 +523,15 @@ async function importIterable(
       continue;
     }
     seen.add(session.id);
-    const p: PendingImport = { session, line, detach: false };
     const parent = session.parent_session_id;
+    const reason =
+      skipReason(session, opts, backend.capacity) ?? (parent === null ? null : (skipped.get(parent) ?? null));
+    if (reason !== null) {
+      skipped.set(session.id, reason);
+      writer.report.skipped.push({ id: session.id, line, reason });
+      continue;
+    }
+    const p: PendingImport = { session, line, detach: false };
     if (parent !== null && !(await exists(parent))) {
       const list = waiting.get(parent);
       if (list === undefined) waiting.set(parent, [p]);
@@ -475,6 +551,13 @@ async function importIterable(
   const left = [...waiting.entries()].flatMap(([parent, list]) => list.map((p) => ({ p, parent })));
   left.sort((a, b) => a.p.line - b.p.line);
   for (const { p, parent } of left) {
+    const reason = skipped.get(parent);
+    if (reason !== undefined) {
+      // Came before its skipped parent: skipped with it (descendants of it too).
+      skipped.set(p.session.id, reason);
+      writer.report.skipped.push({ id: p.session.id, line: p.line, reason });
+      continue;
+    }
     await fail(
       p.line,
       seen.has(parent)

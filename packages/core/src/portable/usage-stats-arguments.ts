@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from "../errors/hermes-store-error.js";
-import { optionalNumber, optionalString, optionsObject } from "../validation/arguments.js";
+import { optionalBoolean, optionalNumber, optionalString, optionsObject } from "../validation/arguments.js";
 
 /** Options of `usageStats`. */
 export interface UsageStatsOptions {
@@ -11,6 +11,13 @@ export interface UsageStatsOptions {
   until?: number;
   /** Only sessions of this source. */
   source?: string;
+  /**
+   * A newer agent's file: also count sessions it flags archived (left out by default, so the
+   * figures are those of what the listings show). No effect where the database has no such flag.
+   */
+  includeArchived?: boolean;
+  /** A newer agent's file: also count sessions it flags hidden (left out by default, as the listings do). */
+  includeHidden?: boolean;
   /** Aborts the call with `ABORTED` (`AbortedError`); see `SearchMessagesOptions.signal`. */
   signal?: AbortSignal;
 }
@@ -41,6 +48,8 @@ export interface UsageStatsArguments {
   since: number | null;
   until: number | null;
   source: string | null;
+  includeArchived: boolean;
+  includeHidden: boolean;
 }
 
 /** Checks the arguments of `usageStats` (`INVALID_ARGUMENT`). */
@@ -55,5 +64,7 @@ export function usageStatsArguments(o: UsageStatsOptions): UsageStatsArguments {
     since: optionalNumber("since", opts.since),
     until: optionalNumber("until", opts.until),
     source: optionalString("source", opts.source),
+    includeArchived: optionalBoolean("includeArchived", opts.includeArchived, false),
+    includeHidden: optionalBoolean("includeHidden", opts.includeHidden, false),
   };
 }

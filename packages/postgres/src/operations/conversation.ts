@@ -10,6 +10,7 @@ import {
 } from "@hermes/core";
 import { anyText, type PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
+import { replayedMessage } from "./agent-visibility.js";
 
 /** The `includeAncestors` option of a conversation read (a boolean, default `false`). */
 export function includeAncestorsOption(o: { includeAncestors?: boolean } | undefined): boolean {
@@ -52,6 +53,7 @@ export async function conversationOf(
     .select(REPLAY_COLUMNS)
     .$if(includeAncestors, (qb) => qb.where("session_id", "=", anyText(chain)))
     .$if(!includeAncestors, (qb) => qb.where("session_id", "=", id))
+    .where(replayedMessage())
     .orderBy("timestamp")
     .orderBy("id")
     .execute();

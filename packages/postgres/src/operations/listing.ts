@@ -10,13 +10,15 @@ import {
   type RichSessionRow,
   requireId,
   type SessionWithLastActive,
+  sessionFilterArguments,
   TIP_FIELDS,
 } from "@hermes/core";
 import type { SessionRow } from "@hermes/schema";
 import { type ExpressionBuilder, sql } from "kysely";
 import { anyText, collateC, type PgDatabase, type PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
-import { S_COLUMNS } from "../table-columns.js";
+import { S_COLUMNS, sessionReadRow } from "../table-columns.js";
+import { listedSession } from "./agent-visibility.js";
 
 type SessionsAsS = ExpressionBuilder<PgDatabase & { s: PgDatabase["sessions"] }, "s">;
 
@@ -50,7 +52,15 @@ type RawRich = SessionRow & { last_active: number; preview: unknown };
 /** A listed row with its raw preview cut as `previewOf` does. */
 function finishRich(row: RawRich): RichSessionRow {
   (row as unknown as RichSessionRow).preview = previewOf(row.preview);
-  return row as unknown as RichSessionRow;
+  return sessionReadRow(row) as unknown as RichSessionRow;
+}
+
+/** `includeArchived`/`includeHidden` of a listing (both off by default, as the agent lists). */
+function flagOptions(opts: Record<string, unknown>) {
+  return {
+    includeArchived: flag("includeArchived", opts.includeArchived, false),
+    includeHidden: flag("includeHidden", opts.includeHidden, false),
+  };
 }
 
 /** Sessions with `last_active`, most recently used first. */
@@ -60,25 +70,30 @@ export async function searchSessions(
     source?: string;
     limit?: number;
     offset?: number;
+    includeArchived?: boolean;
+    includeHidden?: boolean;
   },
 ): Promise<SessionWithLastActive[]> {
   const opts = optionsObject("options", o);
+  const listed = listedSession("s", flagOptions(opts));
   const source = optionalString("source", opts.source);
   const limit = nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT);
   const offset = nonNegativeInt("offset", opts.offset, 0);
-  return ctx.read(
-    (db) =>
-      db
+  return ctx.read(async (db) =>
+    (
+      await db
         .selectFrom("sessions as s")
         .select(S_COLUMNS)
         .select((eb) => lastActive(eb))
         .$if(source !== null && source !== "", (qb) => qb.where("s.source", "=", source!))
+        .$if(listed !== null, (qb) => qb.where(listed!))
         .orderBy("last_active", "desc")
         .orderBy("s.started_at", "desc")
         .orderBy(collateC("s.id"), "desc")
         .limit(limit)
         .offset(offset)
-        .execute() as Promise<SessionWithLastActive[]>,
+        .execute()
+    ).map((row) => sessionReadRow(row) as unknown as SessionWithLastActive),
   );
 }
 
@@ -94,6 +109,8 @@ export async function listSessionsRich(
   const projectTips = flag("projectCompressionTips", opts.projectCompressionTips, true);
   const limit = nonNegativeInt("limit", opts.limit, 20, MAX_LIMIT);
   const offset = nonNegativeInt("offset", opts.offset, 0);
+  const listed = listedSession("s", flagOptions(opts));
+  const filter = sessionFilterArguments(opts);
   const richQuery = (db: PgDb) =>
     db
       .selectFrom("sessions as s")
@@ -122,6 +139,16 @@ export async function listSessionsRich(
         .$if(exclude !== null && exclude.length > 0, (qb) =>
           qb.where(sql<boolean>`NOT (s.source = ${anyText(exclude!)})`),
         )
+        .$if(listed !== null, (qb) => qb.where(listed!))
+        // The filters of `SessionFilterOptions`, as `listSessionPage` applies them.
+        .$if(filter.models !== null, (qb) => qb.where(sql<boolean>`s.model = ${anyText(filter.models!)}`))
+        .$if(filter.startedAfter !== null, (qb) => qb.where("s.started_at", ">=", filter.startedAfter!))
+        .$if(filter.startedBefore !== null, (qb) => qb.where("s.started_at", "<", filter.startedBefore!))
+        .$if(filter.titlePattern !== null, (qb) =>
+          qb.where(
+            sql<boolean>`(lower(s.title) LIKE ${filter.titlePattern} ESCAPE '\\' OR s.id LIKE ${filter.idPattern} ESCAPE '\\')`,
+          ),
+        )
         .orderBy("s.started_at", "desc")
         .limit(limit)
         .offset(offset)
@@ -148,7 +175,7 @@ export async function listSessionsRich(
       const merged: Record<string, unknown> = { ...row };
       for (const key of TIP_FIELDS) merged[key] = tip[key];
       merged._lineage_root_id = row.id;
-      out.push(merged as RichSessionRow);
+      out.push(merged as unknown as RichSessionRow);
     }
     return out;
   });

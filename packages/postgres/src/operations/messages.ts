@@ -15,7 +15,8 @@ import { foreignKeyToNotFound } from "../pg-errors.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import type { GroupResult } from "../pg-writer.js";
 import { searchColumns } from "../search/pg-search-text.js";
-import { MESSAGE_COLUMNS } from "../table-columns.js";
+import { MESSAGE_COLUMNS, messageReadRow } from "../table-columns.js";
+import { displayedMessage } from "./agent-visibility.js";
 
 type PreparedMessage = ReturnType<typeof messageRowFor>;
 
@@ -199,15 +200,20 @@ export async function appendMessages(
   return ids;
 }
 
-/** A session's messages in conversation order, every stored column but the search ones. */
-export function messagesOf(db: PgDb, sessionId: string): Promise<StoredMessageRow[]> {
-  return db
+/**
+ * A session's displayed messages (not superseded ones) in conversation order, every stored
+ * column but the search ones, read-model fields holding NULL left out (`messageReadRow`).
+ */
+export async function messagesOf(db: PgDb, sessionId: string): Promise<StoredMessageRow[]> {
+  const rows = await db
     .selectFrom("messages")
     .select(MESSAGE_COLUMNS)
     .where("session_id", "=", sessionId)
+    .where(displayedMessage())
     .orderBy("timestamp")
     .orderBy("id")
     .execute();
+  return rows.map(messageReadRow) as unknown as StoredMessageRow[];
 }
 
 /** Every message of a session, ordered by (timestamp, id), with `tool_calls` parsed. */

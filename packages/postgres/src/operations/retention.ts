@@ -7,6 +7,8 @@ import {
   nonNegativeDuration,
   optionalString,
   optionsObject,
+  type PruneSessionsOptions,
+  pruneVisibilityArguments,
   removeSessionFiles,
   requireId,
   runAutoPrune,
@@ -18,7 +20,8 @@ import {
 import { sql } from "kysely";
 import { anyText, collateC } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
-import { S_COLUMNS } from "../table-columns.js";
+import { S_COLUMNS, sessionReadRow } from "../table-columns.js";
+import { listedSession } from "./agent-visibility.js";
 import { messagesOf } from "./messages.js";
 import { sessionById } from "./sessions.js";
 
@@ -60,11 +63,11 @@ export async function exportAll(
       .orderBy("s.started_at", "desc")
       .orderBy(collateC("s.id"), "desc")
       .limit(EXPORT_ALL_LIMIT)
-      .execute()) as SessionWithLastActive[];
+      .execute()) as unknown as SessionWithLastActive[];
     const out: Array<SessionWithLastActive & { messages: MessageRow[] }> = [];
     for (const row of rows) {
       const messages = (await messagesOf(db, row.id)).map(toMessageRow);
-      out.push({ ...row, messages });
+      out.push({ ...sessionReadRow(row), messages });
     }
     return out;
   });
@@ -99,16 +102,15 @@ export async function deleteSession(
   return deleted;
 }
 
-/** Deletes ended sessions older than `olderThanDays` (default 90); returns how many. */
-export async function pruneSessions(
-  ctx: PgStoreContext,
-  o?: {
-    olderThanDays?: number;
-    source?: string;
-    sessionsDir?: string;
-  },
-): Promise<number> {
+/**
+ * Deletes ended sessions older than `olderThanDays` (default 90); returns how many. Never a
+ * pinned session (the agent never prunes one); archived or hidden ones (sessions migrated from
+ * a newer agent's file) only with `includeArchived` / `includeHidden`, as the listings.
+ */
+export async function pruneSessions(ctx: PgStoreContext, o?: PruneSessionsOptions): Promise<number> {
   const opts = optionsObject("options", o);
+  const visibility = pruneVisibilityArguments(opts);
+  const listed = listedSession("sessions", visibility);
   const days = nonNegativeDuration("olderThanDays", opts.olderThanDays, 90);
   const source = optionalString("source", opts.source);
   const dir = sessionsDirOf(opts.sessionsDir);
@@ -120,6 +122,8 @@ export async function pruneSessions(
         .select("id")
         .where("started_at", "<", cutoff)
         .where("ended_at", "is not", null)
+        .where(sql<boolean>`pinned IS NOT TRUE`)
+        .$if(listed !== null, (qb) => qb.where(listed!))
         .$if(source !== null, (qb) => qb.where("source", "=", source!))
         .forUpdate()
         .execute()

@@ -5,7 +5,13 @@ import { collateC, dollarQuoted, type PgDb } from "../pg-database.js";
 import { GRAMS_PRESENT } from "../pg-schema.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { fts5Snippet } from "../search/fts5-compat.js";
-import { HIT_COLUMNS, type HitRow, matching, type SearchFilters } from "../search/hit-rows.js";
+import {
+  type AgentView,
+  HIT_COLUMNS,
+  type HitRow,
+  matching,
+  type SearchFilters,
+} from "../search/hit-rows.js";
 import { gramMatch } from "../search/pg-search-text.js";
 import { rankedRangesPage } from "../search/ranked-page.js";
 import { searchArguments } from "../search/search-arguments.js";
@@ -14,6 +20,7 @@ import { searchQuery, wordMatch } from "../search/search-query.js";
 import { StatementTemplates, slots } from "../search/statement-templates.js";
 import { substringRangesCondition } from "../search/substring-ranges.js";
 import type { WordRange } from "../search/word-ranges.js";
+import { holdsAgentView } from "./agent-visibility.js";
 
 /**
  * Matches of a newest-first query (CJK and substring), newest first; ties as the SQLite store
@@ -104,8 +111,14 @@ export async function searchMessages(
   ctx.check();
   const built = searchQuery(query, plan);
   if (built === null) return [];
-  const filters = { sourceFilter, excludeSources, roleFilter };
   const rows = async (db: PgDb) => {
+    const agentView = await agentViewOf(db, o);
+    const filters: SearchFilters = {
+      sourceFilter,
+      excludeSources,
+      roleFilter,
+      ...(agentView === undefined ? {} : { agentView }),
+    };
     const { rankBy } = built;
     if (rankBy === null) {
       // A term of one or two characters is planned from its gram's statistics: a common one walks
@@ -141,6 +154,10 @@ export async function searchMessages(
         model: row.model,
         session_started: row.session_started,
         context: hitContext(row),
+        // A NULL reads as absent, as every read-model field here (see table-columns.ts).
+        ...(row.message_uid === null || row.message_uid === undefined
+          ? {}
+          : { message_uid: row.message_uid }),
       };
     });
   // One statement, the page with its contexts; two for a gram query (see gramPage) and for a
@@ -149,10 +166,24 @@ export async function searchMessages(
   return ctx.read(run);
 }
 
+/**
+ * What a search leaves out on a newer agent's data (see `AgentView`), or `undefined` when the
+ * store holds none (`holdsAgentView`: set by the imports that wrote flagged sessions or
+ * superseded rows).
+ */
+async function agentViewOf(db: PgDb, o: SearchMessagesOptions | undefined): Promise<AgentView | undefined> {
+  if (!(await holdsAgentView(db))) return undefined;
+  return { excludeArchived: o?.includeArchived !== true, excludeHidden: o?.includeHidden !== true };
+}
+
 /** Which filters a search has, as part of a statement's shape (a filter's values are parameters). */
 function filterShape(f: SearchFilters): string {
   const present = (v: readonly string[] | null) => (v === null ? "-" : v.length > 0 ? "+" : "0");
-  return `${present(f.sourceFilter)}${present(f.excludeSources)}${present(f.roleFilter)}`;
+  const agent =
+    f.agentView === undefined
+      ? ""
+      : `|a${Number(f.agentView.excludeArchived)}${Number(f.agentView.excludeHidden)}`;
+  return `${present(f.sourceFilter)}${present(f.excludeSources)}${present(f.roleFilter)}${agent}`;
 }
 
 /** Stand-ins for the filters of a statement template (see `slots`), each input by its name. */
@@ -163,6 +194,7 @@ function slottedFilters(f: SearchFilters): SearchFilters {
     sourceFilter: slot(f.sourceFilter, "sourceFilter"),
     excludeSources: slot(f.excludeSources, "excludeSources"),
     roleFilter: slot(f.roleFilter, "roleFilter"),
+    ...(f.agentView === undefined ? {} : { agentView: f.agentView }),
   };
 }
 
@@ -245,7 +277,10 @@ async function gramPage(db: PgDb, grams: string, f: SearchFilters, limit: number
 async function gramPageIds(db: PgDb, grams: string, f: SearchFilters, limit: number, offset: number) {
   const where = gramMatch(sql.raw<string>(dollarQuoted(grams)));
   const filtered =
-    f.sourceFilter !== null || (f.excludeSources?.length ?? 0) > 0 || (f.roleFilter?.length ?? 0) > 0;
+    f.sourceFilter !== null ||
+    (f.excludeSources?.length ?? 0) > 0 ||
+    (f.roleFilter?.length ?? 0) > 0 ||
+    f.agentView !== undefined;
   const rows = filtered
     ? await newestFirst(matching(db, where, f, { literal: true }), f)
         .select("m.id")

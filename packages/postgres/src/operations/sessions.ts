@@ -16,7 +16,7 @@ import { sql } from "kysely";
 import type { PgDb } from "../pg-database.js";
 import { foreignKeyToNotFound } from "../pg-errors.js";
 import type { PgStoreContext } from "../pg-store-context.js";
-import { SESSION_COLUMNS } from "../table-columns.js";
+import { SESSION_COLUMNS, sessionReadRow } from "../table-columns.js";
 
 /** Creates a session; an existing id is left as it is (first write wins). Returns the id. */
 export async function createSession(ctx: PgStoreContext, input: CreateSessionInput): Promise<string> {
@@ -169,9 +169,8 @@ export async function getSession(ctx: PgStoreContext, id: string): Promise<Sessi
 
 /** One session's columns, or `undefined`. */
 export async function sessionById(db: PgDb, id: string): Promise<SessionRow | undefined> {
-  return (await db.selectFrom("sessions").select(SESSION_COLUMNS).where("id", "=", id).executeTakeFirst()) as
-    | SessionRow
-    | undefined;
+  const row = await db.selectFrom("sessions").select(SESSION_COLUMNS).where("id", "=", id).executeTakeFirst();
+  return row === undefined ? undefined : (sessionReadRow(row) as unknown as SessionRow);
 }
 
 /** An exact id, else the id that uniquely starts with `idOrPrefix`, else `null`. */

@@ -12,7 +12,7 @@ import type { SessionRow } from "@hermes/schema";
 import type { PgDb } from "../pg-database.js";
 import { isUniqueViolation } from "../pg-errors.js";
 import type { PgStoreContext } from "../pg-store-context.js";
-import { SESSION_COLUMNS } from "../table-columns.js";
+import { SESSION_COLUMNS, sessionReadRow } from "../table-columns.js";
 
 /** Sets (or with `null`/blank, clears) a title; `false` for an unknown session. */
 export async function setSessionTitle(
@@ -70,14 +70,14 @@ export async function getSessionTitle(ctx: PgStoreContext, id: string): Promise<
 /** The session whose title is exactly `title`, or `null`. */
 export async function getSessionByTitle(ctx: PgStoreContext, title: string): Promise<SessionRow | null> {
   const exact = titleArgument("title", title);
-  return ctx.read(
-    async (db) =>
-      ((await db
-        .selectFrom("sessions")
-        .select(SESSION_COLUMNS)
-        .where("title", "=", exact)
-        .executeTakeFirst()) as SessionRow | undefined) ?? null,
-  );
+  return ctx.read(async (db) => {
+    const row = await db
+      .selectFrom("sessions")
+      .select(SESSION_COLUMNS)
+      .where("title", "=", exact)
+      .executeTakeFirst();
+    return row === undefined ? null : (sessionReadRow(row) as unknown as SessionRow);
+  });
 }
 
 /** Resolves a title to a session id, preferring the newest `<title> #n` continuation. */

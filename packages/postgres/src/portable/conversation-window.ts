@@ -4,6 +4,7 @@ import {
   conversationWindowArguments,
   WindowPicker,
 } from "@hermes/core";
+import { replayedMessage } from "../operations/agent-visibility.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 
 /** The last messages of a session, bounded by count and tokens. */
@@ -20,6 +21,7 @@ export async function getConversationWindow(
           .selectFrom("messages")
           .select((eb) => eb.fn.countAll<number>().as("n"))
           .where("session_id", "=", id)
+          .where(replayedMessage())
           .executeTakeFirst()
       )?.n ?? 0;
     const picker = new WindowPicker(lastMessages, maxTokens);
@@ -43,6 +45,7 @@ export async function getConversationWindow(
             "codex_message_items",
           ])
           .where("session_id", "=", id)
+          .where(replayedMessage())
           .where((eb) => eb(eb.refTuple("timestamp", "id"), "<", eb.tuple(picker.beforeT, picker.beforeId)))
           .orderBy("timestamp", "desc")
           .orderBy("id", "desc")

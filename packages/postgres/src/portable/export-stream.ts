@@ -3,9 +3,9 @@ import {
   canonicalSession,
   type ExportStreamOptions,
   exportFilter,
+  type PortableMessage,
   type PortableSession,
 } from "@hermes/core";
-import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { sql } from "kysely";
 import { anyText, collateC, type PgDb } from "../pg-database.js";
 import { mapPgError } from "../pg-errors.js";
@@ -56,7 +56,7 @@ export async function* exportSessions(
         .execute()) as Record<string, unknown>[];
       for (const raw of sessions) {
         const session = canonicalSession(raw);
-        const messages: StoredMessageRow[] = [];
+        const messages: PortableMessage[] = [];
         let mT = Number.NEGATIVE_INFINITY;
         let mId = 0;
         for (;;) {

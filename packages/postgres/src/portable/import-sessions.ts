@@ -1,34 +1,65 @@
 import {
+  type ImportCapacity,
   type ImportOutcome,
   type ImportReport,
   type ImportSessionsOptions,
   type ImportSource,
   MESSAGE_COLUMNS,
+  MESSAGE_VIEW_COLUMNS,
   type PendingImport,
+  type PortableMessage,
   type PortableSession,
   runImport,
   SESSION_COLUMNS,
+  SESSION_VIEW_COLUMNS,
+  SOURCE_SCHEMA_META_KEY,
 } from "@hermes/core";
-import type { MessageRow as StoredMessageRow } from "@hermes/schema";
+import type { MessageRow as StoredMessageRow, SessionRow as StoredSessionRow } from "@hermes/schema";
 import { sql } from "kysely";
+import { noteAgentView } from "../operations/agent-visibility.js";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 import { searchColumns } from "../search/pg-search-text.js";
 import { sealedFloor } from "../search/word-ranges.js";
 
-const SESSION_NAMES = SESSION_COLUMNS.map((c) => c.name);
-const MESSAGE_NAMES = MESSAGE_COLUMNS.map((c) => c.name).filter((n) => n !== "id");
+const SESSION_VIEW_NAMES = SESSION_VIEW_COLUMNS.map((c) => c.name);
+const SESSION_NAMES = [...SESSION_COLUMNS.map((c) => c.name), ...SESSION_VIEW_NAMES];
+const MESSAGE_VIEW_NAMES = MESSAGE_VIEW_COLUMNS.map((c) => c.name);
+const MESSAGE_NAMES = [
+  ...MESSAGE_COLUMNS.map((c) => c.name).filter((n) => n !== "id"),
+  ...MESSAGE_VIEW_NAMES,
+];
 /** Declared types of the message columns, for the arrays of a multi-row insert. */
 const MESSAGE_TYPES: Record<string, string> = {
   session_id: "text",
   role: "text",
   timestamp: "double precision",
   token_count: "bigint",
+  compressed_summary: "boolean",
 };
+
+/** Every read-model field of the portable format has a column here (schema v10). */
+export const PG_IMPORT_CAPACITY: ImportCapacity = {
+  sessionFields: new Set(SESSION_VIEW_NAMES),
+  messageFields: new Set(MESSAGE_VIEW_NAMES),
+};
+
+/** A session a newer agent flags, or with superseded rows: searches must then follow its view. */
+function carriesAgentView(s: PortableSession): boolean {
+  return (
+    s.hidden === true ||
+    s.archived === true ||
+    s.auto_archived === true ||
+    s.messages.some((m) => m.view_state === "superseded")
+  );
+}
+
+/** A stored or incoming value, with a read-model field's absence and NULL alike. */
+const columnValue = (row: Record<string, unknown>, name: string) => row[name] ?? null;
 
 async function sameContent(db: PgDb, stored: Record<string, unknown>, s: PortableSession): Promise<boolean> {
   const incoming = s as unknown as Record<string, unknown>;
-  for (const n of SESSION_NAMES) if (stored[n] !== incoming[n]) return false;
+  for (const n of SESSION_NAMES) if (columnValue(stored, n) !== columnValue(incoming, n)) return false;
   const rows = (await db
     .selectFrom("messages")
     .select(MESSAGE_NAMES as ReadonlyArray<keyof StoredMessageRow>)
@@ -39,7 +70,7 @@ async function sameContent(db: PgDb, stored: Record<string, unknown>, s: Portabl
   if (rows.length !== s.messages.length) return false;
   for (let i = 0; i < rows.length; i++) {
     const m = s.messages[i] as unknown as Record<string, unknown>;
-    for (const n of MESSAGE_NAMES) if (rows[i]![n] !== m[n]) return false;
+    for (const n of MESSAGE_NAMES) if (columnValue(rows[i]!, n) !== columnValue(m, n)) return false;
   }
   return true;
 }
@@ -63,7 +94,7 @@ interface SealedRanges {
 async function insertMessages(
   db: PgDb,
   sessionId: string,
-  messages: readonly StoredMessageRow[],
+  messages: readonly PortableMessage[],
   floor: number,
   sealed: SealedRanges,
 ) {
@@ -128,11 +159,14 @@ async function writeSession(
   floor: number,
   sealed: SealedRanges,
 ): Promise<ImportOutcome> {
-  const { messages, ...row } = p.session;
-  const values = p.detach ? { ...row, parent_session_id: null } : row;
+  const { messages, ...columns } = p.session;
+  // Every column named: a replaced session's read-model fields absent from the source become NULL.
+  const row = { ...columns } as Record<string, unknown>;
+  for (const n of SESSION_VIEW_NAMES) row[n] = row[n] ?? null;
+  const values = (p.detach ? { ...row, parent_session_id: null } : row) as typeof columns;
   const stored = (await db
     .selectFrom("sessions")
-    .select(SESSION_NAMES as ReadonlyArray<keyof typeof values>)
+    .select(SESSION_NAMES as ReadonlyArray<keyof StoredSessionRow>)
     .where("id", "=", values.id)
     .executeTakeFirst()) as Record<string, unknown> | undefined;
   if (stored === undefined) {
@@ -150,6 +184,20 @@ async function writeSession(
 }
 
 /**
+ * Records `version` as the newest `schema_version` of the data this store holds (its JSONL
+ * exports name it in their header), unless a newer one is recorded.
+ */
+export async function noteSourceSchema(ctx: PgStoreContext, version: number): Promise<void> {
+  await ctx.write(async (db) => {
+    await sql`INSERT INTO state_meta (key, value) VALUES (${SOURCE_SCHEMA_META_KEY}, ${String(version)})
+      ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+      WHERE state_meta.value IS NULL OR state_meta.value !~ '^[0-9]+$' OR state_meta.value::bigint < EXCLUDED.value::bigint`.execute(
+      db,
+    );
+  });
+}
+
+/**
  * Imports sessions from a JSONL file or an iterable with the SQLite store's rules
  * (`@hermes/core`'s `runImport`: validated, parents first, each session whole or not at all,
  * idempotent); each unit of sessions is one transaction of the store's writer.
@@ -162,6 +210,8 @@ export async function importSessions(
   ctx.check();
   return runImport(
     {
+      capacity: PG_IMPORT_CAPACITY,
+      noteSourceSchema: (version) => noteSourceSchema(ctx, version),
       exists: async (id) =>
         (await ctx.db.selectFrom("sessions").select("id").where("id", "=", id).executeTakeFirst()) !==
         undefined,
@@ -180,6 +230,7 @@ export async function importSessions(
           };
           const out: ImportOutcome[] = [];
           for (const p of batch) out.push(await writeSession(db, p, onConflict, idFloor, sealed));
+          if (batch.some((p) => carriesAgentView(p.session))) await noteAgentView(db);
           return out;
         }),
     },

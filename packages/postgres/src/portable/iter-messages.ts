@@ -5,8 +5,9 @@ import {
   type MessageRow,
   toMessageRow,
 } from "@hermes/core";
+import { displayedMessage } from "../operations/agent-visibility.js";
 import type { PgStoreContext } from "../pg-store-context.js";
-import { MESSAGE_COLUMNS } from "../table-columns.js";
+import { MESSAGE_COLUMNS, messageReadRow } from "../table-columns.js";
 
 /** A session's messages page by page (cursor `afterId`), in conversation order. */
 export function iterMessages(
@@ -44,13 +45,14 @@ export function iterMessages(
             .select(MESSAGE_COLUMNS)
             .where("session_id", "=", id)
             .where((eb) => eb(eb.refTuple("timestamp", "id"), ">", eb.tuple(afterT, cursorId)))
+            .where(displayedMessage())
             .orderBy("timestamp")
             .orderBy("id")
             .limit(n)
             .execute(),
         );
         const last = page[page.length - 1];
-        for (const row of page) yield toMessageRow(row);
+        for (const row of page) yield toMessageRow(messageReadRow(row) as Parameters<typeof toMessageRow>[0]);
         left -= page.length;
         if (page.length < n || last === undefined) return;
         afterT = last.timestamp;

@@ -7,9 +7,10 @@ import {
   pageAround,
   toMessageRow,
 } from "@hermes/core";
+import { displayedMessage } from "../operations/agent-visibility.js";
 import type { PgDb } from "../pg-database.js";
 import type { PgStoreContext } from "../pg-store-context.js";
-import { MESSAGE_COLUMNS } from "../table-columns.js";
+import { MESSAGE_COLUMNS, messageReadRow } from "../table-columns.js";
 
 /** A page of a session's messages with the counts before and after it (`getMessagePage` of `SessionStore`). */
 export async function getMessagePage(
@@ -31,6 +32,7 @@ async function messagePage(db: PgDb, a: MessagePageArguments): Promise<MessagePa
       .select(columns)
       .where("session_id", "=", id)
       .where((eb) => eb(eb.refTuple("timestamp", "id"), ">", eb.tuple(t, after)))
+      .where(displayedMessage())
       .orderBy("timestamp")
       .orderBy("id")
       .limit(n)
@@ -42,6 +44,7 @@ async function messagePage(db: PgDb, a: MessagePageArguments): Promise<MessagePa
         .select(columns)
         .where("session_id", "=", id)
         .where((eb) => eb(eb.refTuple("timestamp", "id"), "<", eb.tuple(t, before)))
+        .where(displayedMessage())
         .orderBy("timestamp", "desc")
         .orderBy("id", "desc")
         .limit(n)
@@ -54,6 +57,7 @@ async function messagePage(db: PgDb, a: MessagePageArguments): Promise<MessagePa
         .select((eb) => eb.fn.countAll<number>().as("n"))
         .where("session_id", "=", id)
         .where((eb) => eb(eb.refTuple("timestamp", "id"), op, eb.tuple(t, at)))
+        .where(displayedMessage())
         .executeTakeFirst()
     )?.n ?? 0;
   type Row = Awaited<ReturnType<typeof forward>>[number];
@@ -99,7 +103,7 @@ async function messagePage(db: PgDb, a: MessagePageArguments): Promise<MessagePa
     return { messages: [], before: forwardEnd ? total : 0, after: forwardEnd ? 0 : total };
   }
   return {
-    messages: rows.map((r) => toMessageRow(r as Parameters<typeof toMessageRow>[0])),
+    messages: rows.map((r) => toMessageRow(messageReadRow(r) as Parameters<typeof toMessageRow>[0])),
     before: await count("<", first.timestamp, first.id),
     after: await count(">", last.timestamp, last.id),
   };

@@ -7,6 +7,7 @@ import {
 } from "@hermes/core";
 import { sql } from "kysely";
 import type { PgStoreContext } from "../pg-store-context.js";
+import { sessionReadRow } from "../table-columns.js";
 import { sessionPageByBounds } from "./session-page-by-bounds.js";
 import { afterCursor, lastActive, PAGE_COLUMNS, PAGE_ORDER, top } from "./session-page-sql.js";
 
@@ -23,12 +24,21 @@ export async function listSessionPage(ctx: PgStoreContext, o?: SessionPageOption
   // SET LOCAL needs a transaction: one snapshot also gives every round the same data.
   return ctx.snapshot(async (db) => {
     await sql`SET LOCAL jit = off`.execute(db);
-    const rows = (await sessionPageByBounds(db, a)) ?? (await sessionPage(db, a));
-    return finishSessionPage(rows, a.limit);
+    // Flagged sessions (a newer agent's data) are left out: every chain is ordered then.
+    const unlisted = await anyUnlisted(db);
+    const rows = (unlisted ? null : await sessionPageByBounds(db, a)) ?? (await sessionPage(db, a));
+    return finishSessionPage(rows.map(sessionReadRow), a.limit);
   });
 }
 
-/** The page with every chain's activity computed and ordered. */
+/** Whether any session is archived or hidden (off `idx_sessions_unlisted`). */
+async function anyUnlisted(db: PgStoreContext["db"]): Promise<boolean> {
+  const r = await sql<{ any: boolean }>`SELECT EXISTS (
+      SELECT 1 FROM sessions WHERE archived OR auto_archived OR hidden) AS any`.execute(db);
+  return r.rows[0]?.any === true;
+}
+
+/** The page with every chain's activity computed and ordered (archived and hidden sessions left out). */
 async function sessionPage(
   db: PgStoreContext["db"],
   a: ReturnType<typeof sessionPageArguments>,
@@ -53,6 +63,7 @@ async function sessionPage(
         GREATEST(${lastActive("s")}, ch.last_active) AS chain_last_active
       FROM sessions s LEFT JOIN chain ch ON ch.id = s.id
       WHERE s.id NOT IN (SELECT id FROM edge)
+        AND s.archived IS NOT TRUE AND s.auto_archived IS NOT TRUE AND s.hidden IS NOT TRUE
         AND (${a.sources}::text[] IS NULL OR s.source = ANY(${a.sources}::text[]))
         AND (${a.models}::text[] IS NULL OR s.model = ANY(${a.models}::text[]))
         AND (${a.startedAfter}::double precision IS NULL OR s.started_at >= ${a.startedAfter})

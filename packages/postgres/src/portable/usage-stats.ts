@@ -1,5 +1,6 @@
 import {
   InvalidArgumentError,
+  optionalBoolean,
   optionalNumber,
   optionalString,
   optionsObject,
@@ -7,9 +8,14 @@ import {
   type UsageStatsRow,
 } from "@hermes/core";
 import { sql } from "kysely";
+import { listedSession } from "../operations/agent-visibility.js";
 import type { PgStoreContext } from "../pg-store-context.js";
 
-/** Sessions, messages, tokens and cost grouped by source, model or UTC day. */
+/**
+ * Sessions, messages, tokens and cost grouped by source, model or UTC day; sessions flagged
+ * archived or hidden (migrated from a newer agent's file) only with `includeArchived` /
+ * `includeHidden`.
+ */
 export async function usageStats(ctx: PgStoreContext, o: UsageStatsOptions): Promise<UsageStatsRow[]> {
   const opts = optionsObject("options", o);
   const groupBy = opts.groupBy;
@@ -23,6 +29,11 @@ export async function usageStats(ctx: PgStoreContext, o: UsageStatsOptions): Pro
   const since = optionalNumber("since", opts.since);
   const until = optionalNumber("until", opts.until);
   const source = optionalString("source", opts.source);
+  // Sessions migrated from a newer agent's file keep its flags: counted as the listings show them.
+  const listed = listedSession("sessions", {
+    includeArchived: optionalBoolean("includeArchived", opts.includeArchived, false),
+    includeHidden: optionalBoolean("includeHidden", opts.includeHidden, false),
+  });
   return ctx.read(
     (db) =>
       db
@@ -57,6 +68,7 @@ export async function usageStats(ctx: PgStoreContext, o: UsageStatsOptions): Pro
         .$if(since !== null, (qb) => qb.where("started_at", ">=", since!))
         .$if(until !== null, (qb) => qb.where("started_at", "<", until!))
         .$if(source !== null, (qb) => qb.where("source", "=", source!))
+        .$if(listed !== null, (qb) => qb.where(listed!))
         .groupBy(sql`1`)
         // Groups sorted bytewise, no group (NULL) first, as SQLite sorts them.
         .orderBy(sql`${group} COLLATE "C" NULLS FIRST`)

@@ -6,6 +6,26 @@ export interface SearchFilters {
   readonly sourceFilter: string[] | null;
   readonly excludeSources: string[] | null;
   readonly roleFilter: string[] | null;
+  /**
+   * The store holds a newer agent's data (flagged sessions or superseded rows): leave out
+   * superseded rows, and the sessions flagged archived / hidden unless brought back. Absent on
+   * a store without such data, whose statements stay as they were.
+   */
+  readonly agentView?: AgentView;
+}
+
+/** What a search on a newer agent's data leaves out besides superseded rows. */
+export interface AgentView {
+  readonly excludeArchived: boolean;
+  readonly excludeHidden: boolean;
+}
+
+/** The conditions of {@link AgentView} on `m` and `s`. */
+function agentViewConditions(v: AgentView): RawBuilder<boolean>[] {
+  const parts = [sql<boolean>`(m.view_state IS NULL OR m.view_state <> 'superseded')`];
+  if (v.excludeArchived) parts.push(sql<boolean>`s.archived IS NOT TRUE AND s.auto_archived IS NOT TRUE`);
+  if (v.excludeHidden) parts.push(sql<boolean>`s.hidden IS NOT TRUE`);
+  return parts;
 }
 
 /** How a statement carries filter values: as parameters, or as literals (no parameters at all). */
@@ -22,6 +42,7 @@ export function filterCondition(f: SearchFilters, values: FilterValues = {}): Ra
     parts.push(sql<boolean>`NOT (s.source = ${anyOf(f.excludeSources)})`);
   if (f.roleFilter !== null && f.roleFilter.length > 0)
     parts.push(sql<boolean>`m.role = ${anyOf(f.roleFilter)}`);
+  if (f.agentView !== undefined) parts.push(...agentViewConditions(f.agentView));
   return parts.length === 0 ? sql<boolean>`true` : sql<boolean>`${sql.join(parts, sql` AND `)}`;
 }
 
@@ -46,6 +67,7 @@ export const HIT_COLUMNS = [
   "s.source",
   "s.model",
   "s.started_at as session_started",
+  "m.message_uid",
 ] as const;
 
 /** A hit's row as {@link HIT_COLUMNS} select it. */
@@ -57,6 +79,8 @@ export interface HitRow {
   readonly tool_calls: string | null;
   readonly timestamp: number;
   readonly tool_name: string | null;
+  /** A newer agent's uid of the message (v10), NULL otherwise. */
+  readonly message_uid: string | null;
   readonly source: string;
   readonly model: string | null;
   readonly session_started: number;

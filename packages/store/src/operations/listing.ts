@@ -1,4 +1,5 @@
 import {
+  hasSessionFilter,
   type ListSessionsRichOptions,
   MAX_LIMIT,
   nonNegativeInt,
@@ -12,7 +13,9 @@ import {
   type SearchSessionsOptions,
   type SessionRow,
   type SessionWithLastActive,
+  sessionFilterArguments,
   TIP_FIELDS,
+  toSessionViewFields,
 } from "@hermes/core";
 import type { HermesDatabase } from "@hermes/schema";
 import { type Kysely, sql } from "kysely";
@@ -94,12 +97,13 @@ export function searchSessions(ctx: StoreContext, o?: SearchSessionsOptions): Se
   };
   if (source) {
     const q = flags === null ? searchSourceQ : searchSourceFlaggedQ;
-    return ctx.conn.allOf<SessionWithLastActive, PageArgs & { source: string }>(q, { ...page, source });
+    return ctx.conn
+      .allOf<SessionWithLastActive, PageArgs & { source: string }>(q, { ...page, source })
+      .map(toSessionViewFields);
   }
-  return ctx.conn.allOf<SessionWithLastActive, PageArgs>(
-    flags === null ? searchAllQ : searchAllFlaggedQ,
-    page,
-  );
+  return ctx.conn
+    .allOf<SessionWithLastActive, PageArgs>(flags === null ? searchAllQ : searchAllFlaggedQ, page)
+    .map(toSessionViewFields);
 }
 
 // First user message with content, by (timestamp, id), CR/LF turned into spaces and cut to
@@ -125,13 +129,30 @@ function richSelect(db: Kysely<HermesDatabase>) {
 }
 
 type RichSelect = ReturnType<typeof richSelect>;
-type ListArgs = PageArgs & { source?: string; exclude?: string };
+type ListArgs = PageArgs & {
+  source?: string;
+  exclude?: string;
+  models?: string | null;
+  started_after?: number | null;
+  started_before?: number | null;
+  title_pattern?: string | null;
+  id_pattern?: string | null;
+};
+
+// The filters of `SessionFilterOptions`, each one a no-op when its parameter is NULL: one shape
+// for any mix of them (compiled only into the queries that have a filter).
+const filters = sql<boolean>`(${param("models")} IS NULL OR s.model IN (SELECT value FROM json_each(${param("models")})))
+  AND (${param("started_after")} IS NULL OR s.started_at >= ${param("started_after")})
+  AND (${param("started_before")} IS NULL OR s.started_at < ${param("started_before")})
+  AND (${param("title_pattern")} IS NULL OR lower(s.title) LIKE ${param("title_pattern")} ESCAPE '\\'
+    OR s.id LIKE ${param("id_pattern")} ESCAPE '\\')`;
 
 function listQuery(
   includeChildren: boolean,
   bySource: boolean,
   excluding: boolean,
   flagged: boolean,
+  filtered: boolean,
 ): CompiledTemplate<ListArgs> {
   return compileQuery<ListArgs>((db) => {
     let q: RichSelect = richSelect(db);
@@ -150,20 +171,21 @@ function listQuery(
     if (excluding)
       q = q.where(sql<boolean>`s.source NOT IN (SELECT value FROM json_each(${param("exclude")}))`);
     if (flagged) q = q.where(unflagged);
+    if (filtered) q = q.where(filters);
     return q.orderBy("s.started_at", "desc").limit(param("limit")).offset(param("offset"));
   });
 }
 
-// All sixteen shapes compiled at load, indexed by (flagged, includeChildren, bySource, excluding).
-const listQueries: ReadonlyArray<CompiledTemplate<ListArgs>> = Array.from({ length: 16 }, (_, bits) =>
-  listQuery((bits & 4) !== 0, (bits & 2) !== 0, (bits & 1) !== 0, (bits & 8) !== 0),
+// All 32 shapes compiled at load, indexed by (filtered, flagged, includeChildren, bySource, excluding).
+const listQueries: ReadonlyArray<CompiledTemplate<ListArgs>> = Array.from({ length: 32 }, (_, bits) =>
+  listQuery((bits & 4) !== 0, (bits & 2) !== 0, (bits & 1) !== 0, (bits & 8) !== 0, (bits & 16) !== 0),
 );
 
 const richRowQ = compileQuery<{ id: string }>((db) => richSelect(db).where("s.id", "=", param("id")));
 
 function finishRich(row: RawRichRow): RichSessionRow {
   (row as RichSessionRow).preview = previewOf(row.preview);
-  return row as RichSessionRow;
+  return toSessionViewFields(row as RichSessionRow);
 }
 
 /**
@@ -178,7 +200,8 @@ function finishRich(row: RawRichRow): RichSessionRow {
  *   by 'compression' shows its compression tip's id, ended_at, end_reason, counters, title,
  *   last_active, preview, model and system_prompt, keeps its own `started_at` (so the order is
  *   stable) and gains `_lineage_root_id` (its own id).
- * - `source` (non-empty) keeps one source; `excludeSources` (non-empty) drops some.
+ * - `source` (non-empty) keeps one source; `excludeSources` (non-empty) drops some;
+ *   `models`, `startedAfter`, `startedBefore` and `title` filter as in `listSessionPage`.
  * - On a newer agent's file, sessions it flags `archived` or `hidden` are left out, as in its
  *   own listings, unless `includeArchived` / `includeHidden`; `message_count` is its counter
  *   (active rows), `preview` and `last_active` come from the messages it displays.
@@ -200,9 +223,22 @@ export function listSessionsRich(ctx: StoreContext, o?: ListSessionsRichOptions)
   const excluding = exclude !== null && exclude.length > 0;
   if (bySource) args.source = source;
   if (excluding) args.exclude = JSON.stringify(exclude);
+  const filter = sessionFilterArguments(opts);
+  const filtered = hasSessionFilter(filter);
+  if (filtered) {
+    args.models = filter.models === null ? null : JSON.stringify(filter.models);
+    args.started_after = filter.startedAfter;
+    args.started_before = filter.startedBefore;
+    args.title_pattern = filter.titlePattern;
+    args.id_pattern = filter.idPattern;
+  }
   const template =
     listQueries[
-      (flags !== null ? 8 : 0) | (includeChildren ? 4 : 0) | (bySource ? 2 : 0) | (excluding ? 1 : 0)
+      (filtered ? 16 : 0) |
+        (flags !== null ? 8 : 0) |
+        (includeChildren ? 4 : 0) |
+        (bySource ? 2 : 0) |
+        (excluding ? 1 : 0)
     ]!;
   const rows = ctx.conn.allOf<RawRichRow, ListArgs>(template, args).map(finishRich);
   if (!projectTips || includeChildren) return rows;
@@ -216,7 +252,7 @@ export function listSessionsRich(ctx: StoreContext, o?: ListSessionsRichOptions)
     const merged: Record<string, unknown> = { ...row };
     for (const key of TIP_FIELDS) merged[key] = tip[key];
     merged._lineage_root_id = row.id;
-    return merged as RichSessionRow;
+    return merged as unknown as RichSessionRow;
   });
 }
 

@@ -5,10 +5,13 @@ import {
   nonNegativeDuration,
   optionalString,
   optionsObject,
+  type PruneSessionsOptions,
+  pruneVisibilityArguments,
   requireId,
   type SessionExport,
   type SessionWithLastActive,
   sessionsDirOf,
+  toSessionViewFields,
 } from "@hermes/core";
 import { sql } from "kysely";
 import { compileQuery, param } from "../prepared-query.js";
@@ -77,7 +80,7 @@ export function exportAll(
           source: "",
           limit: EXPORT_ALL_LIMIT,
         });
-    return rows.map((row) => ({ ...row, messages: getMessages(ctx, row.id) }));
+    return rows.map((row) => ({ ...toSessionViewFields(row), messages: getMessages(ctx, row.id) }));
   });
 }
 
@@ -151,19 +154,21 @@ const deleteSessionsQ = compileQuery<{ ids: string }>((db) =>
 );
 
 /** Options of `pruneSessions`. */
-export interface PruneOptions {
-  olderThanDays?: number;
-  source?: string;
-  sessionsDir?: string;
-}
+export type PruneOptions = PruneSessionsOptions;
 
-/** `pruneSessions`' options, checked, with their defaults (`dir`: the transcript folder or `null`). */
+/**
+ * `pruneSessions`' options, checked, with their defaults (`dir`: the transcript folder or
+ * `null`). The visibility options are checked too; a file this store writes (v11) has no
+ * pinned, archived or hidden flags, so they select nothing here (a newer agent's file, which
+ * has them, is never written).
+ */
 export function pruneArguments(o?: PruneOptions): {
   days: number;
   source: string | null;
   dir: string | null;
 } {
   const opts = optionsObject("options", o);
+  pruneVisibilityArguments(opts);
   return {
     days: nonNegativeDuration("olderThanDays", opts.olderThanDays, 90),
     source: optionalString("source", opts.source),

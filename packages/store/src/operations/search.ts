@@ -84,11 +84,25 @@ export async function searchMessages(
         current = false;
       }
     }
-    if (current) return runSearch(ctx.conn, plan, filters);
-    return readSnapshot(ctx, () => runSearch(ctx.conn, behindIndexPlan(ctx, plan), filters));
+    const hits = current
+      ? runSearch(ctx.conn, plan, filters)
+      : readSnapshot(ctx, () => runSearch(ctx.conn, behindIndexPlan(ctx, plan), filters));
+    return withMessageUids(ctx, hits);
   } catch (error) {
     throw mapSqliteError(error, ctx.path);
   }
+}
+
+/** Hits with their `message_uid` where the file has the column (v31); others as they are. */
+function withMessageUids(ctx: StoreContext, hits: SearchHit[]): SearchHit[] {
+  const uidSql = ctx.reads?.messageUidsSql;
+  if (!uidSql || hits.length === 0) return hits;
+  const rows = ctx.conn.all<{ id: number; message_uid: string | null }>(uidSql, [
+    JSON.stringify(hits.map((h) => h.id)),
+  ]);
+  const uids = new Map(rows.map((r) => [r.id, r.message_uid]));
+  for (const hit of hits) hit.message_uid = uids.get(hit.id) ?? null;
+  return hits;
 }
 
 /** Most queued changes a search reads around (a `LIKE` on each queued row); more: a scan. */

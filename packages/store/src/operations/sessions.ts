@@ -12,6 +12,7 @@ import {
   requireId,
   SessionNotFoundError,
   type SessionRow,
+  toSessionViewFields,
   type UpdateTokenCountsInput,
 } from "@hermes/core";
 import { sql } from "kysely";
@@ -239,9 +240,10 @@ const getSessionQ = compileQuery<{ id: string }>((db) =>
   db.selectFrom("sessions").selectAll().where("id", "=", param("id")),
 );
 
-/** Every column of one session, or `null`. */
+/** Every column of one session (with the read model's fields on a newer agent's file), or `null`. */
 export function getSession(ctx: StoreContext, id: string): SessionRow | null {
-  return ctx.conn.getOf<SessionRow, { id: string }>(getSessionQ, { id: requireId("id", id) }) ?? null;
+  const row = ctx.conn.getOf<SessionRow, { id: string }>(getSessionQ, { id: requireId("id", id) });
+  return row === undefined ? null : toSessionViewFields(row);
 }
 
 const prefixQ = compileQuery<{ pattern: string }>((db) =>

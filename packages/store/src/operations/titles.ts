@@ -7,6 +7,7 @@ import {
   sanitizeTitle,
   TitleConflictError,
   titleArgument,
+  toSessionViewFields,
 } from "@hermes/core";
 import type { SessionRow } from "@hermes/schema";
 import { sql } from "kysely";
@@ -73,7 +74,8 @@ const byTitleQ = compileQuery<{ title: string }>((db) =>
 /** The session whose title is exactly `title` (not sanitized, case-sensitive), or `null`. */
 export function getSessionByTitle(ctx: StoreContext, title: string): SessionRow | null {
   const exact = titleArgument("title", title);
-  return ctx.conn.getOf<SessionRow, { title: string }>(byTitleQ, { title: exact }) ?? null;
+  const row = ctx.conn.getOf<SessionRow, { title: string }>(byTitleQ, { title: exact });
+  return row === undefined ? null : toSessionViewFields(row);
 }
 
 // `<title> #%`: any suffix after " #", numeric or not, as the reference. SQLite's LIKE is

@@ -13,7 +13,8 @@ import { exportEvents } from "./export-stream.js";
 
 /**
  * Writes the store's sessions as JSONL (`writeJsonlExport` of `@hermes/core`) in constant memory,
- * from one snapshot read page by page. The first line is the header. `events` replaces the
+ * from one snapshot read page by page. The first line is the header, naming the file's
+ * `schema_version` (11, or a newer agent's version). `events` replaces the
  * in-thread read of the snapshot (the read pool streams the same events from a worker).
  */
 export async function exportJsonl(
@@ -24,5 +25,5 @@ export async function exportJsonl(
 ): Promise<ExportReport> {
   const filter = exportFilter(o);
   const sink = await sinkFor(destination);
-  return writeJsonlExport(sink, ctx.now(), o, events(filter));
+  return writeJsonlExport(sink, ctx.now(), o, events(filter), ctx.reads?.schemaVersion ?? undefined);
 }

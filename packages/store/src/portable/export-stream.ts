@@ -6,9 +6,9 @@ import {
   type ExportFilter,
   type ExportStreamOptions,
   exportFilter,
+  type PortableMessage,
   type PortableSession,
 } from "@hermes/core";
-import type { MessageRow as StoredMessageRow } from "@hermes/schema";
 import { DatabaseConnection } from "../database-connection.js";
 import { mapSqliteError } from "../sqlite-errors.js";
 import type { StoreContext } from "../store-context.js";
@@ -22,12 +22,15 @@ const MESSAGE_PAGE = 1000;
 // (idx_sessions_started, idx_messages_session), so the cost per page does not grow with the
 // position, unlike OFFSET. `timestamp >= ? AND (timestamp > ? OR id > ?)` keeps the range on
 // the index; a row-value comparison would not use it.
-const SESSIONS_PAGE_SQL = `SELECT ${SESSION_COLUMN_SQL} FROM sessions
+const sessionsPageSql = (columns: string) => `SELECT ${columns} FROM sessions
   WHERE started_at >= :after_t AND (started_at > :after_t OR id > :after_id)
     AND (:source IS NULL OR source = :source)
     AND (:since IS NULL OR started_at >= :since)
     AND (:ids IS NULL OR id IN (SELECT value FROM json_each(:ids)))
   ORDER BY started_at, id LIMIT :limit`;
+const SESSIONS_PAGE_SQL = sessionsPageSql(SESSION_COLUMN_SQL);
+// A newer agent's file: its `sessions` view, the read model's fields included (file-views.ts).
+const VIEW_SESSIONS_PAGE_SQL = sessionsPageSql("*");
 
 const MESSAGES_PAGE_SQL = `SELECT ${MESSAGE_COLUMN_SQL} FROM messages
   WHERE session_id = :session_id AND timestamp >= :after_t AND (timestamp > :after_t OR id > :after_id)
@@ -63,19 +66,22 @@ function openSnapshot(ctx: StoreContext): { conn: DatabaseConnection; release: (
 /**
  * The export as a stream of events, in constant memory whatever the size of a session: pages of
  * at most 200 sessions and 1,000 messages, with a turn of the event loop between pages.
- * Sessions come in `(started_at, id)` order, messages in `(timestamp, id)` order.
+ * Sessions come in `(started_at, id)` order, messages in `(timestamp, id)` order (the order an
+ * import compares in). A newer agent's file gives every row, rewound and superseded ones too,
+ * with the read model's fields (`view_state`, uids, flags): the export is lossless.
  */
 export async function* exportEvents(
   ctx: StoreContext,
   filter: ExportFilter,
 ): AsyncGenerator<ExportEvent, void, undefined> {
   const { conn, release } = openSnapshot(ctx);
-  const displayPageSql = ctx.reads?.displayPageSql ?? null;
+  const sessionsSql = ctx.reads ? VIEW_SESSIONS_PAGE_SQL : SESSIONS_PAGE_SQL;
+  const messagesSql = ctx.reads?.auditPageSql ?? MESSAGES_PAGE_SQL;
   try {
     let afterT = Number.NEGATIVE_INFINITY;
     let afterId = "";
     for (;;) {
-      const sessions = conn.all<Record<string, unknown>>(SESSIONS_PAGE_SQL, [
+      const sessions = conn.all<Record<string, unknown>>(sessionsSql, [
         { after_t: afterT, after_id: afterId, ...filter, limit: SESSION_PAGE },
       ]);
       for (const raw of sessions) {
@@ -83,19 +89,11 @@ export async function* exportEvents(
         yield { kind: "session", session };
         let mT = Number.NEGATIVE_INFINITY;
         let mId = 0;
-        let mKey = Number.NEGATIVE_INFINITY;
         for (;;) {
-          // A newer agent's file: its displayed messages in display order (file-views.ts).
-          const page =
-            displayPageSql === null
-              ? conn.all<Record<string, unknown>>(MESSAGES_PAGE_SQL, [
-                  { session_id: session.id, after_t: mT, after_id: mId, limit: MESSAGE_PAGE },
-                ])
-              : conn.all<Record<string, unknown>>(displayPageSql, [
-                  { session_id: session.id, after_key: mKey, limit: MESSAGE_PAGE },
-                ]);
+          const page = conn.all<Record<string, unknown>>(messagesSql, [
+            { session_id: session.id, after_t: mT, after_id: mId, limit: MESSAGE_PAGE },
+          ]);
           if (page.length === 0) break;
-          if (displayPageSql !== null) mKey = page[page.length - 1]!._display_key as number;
           const messages = page.map(canonicalMessage);
           const last = messages[messages.length - 1]!;
           mT = last.timestamp;
@@ -130,7 +128,7 @@ export async function* exportStream(
   o?: ExportStreamOptions,
 ): AsyncGenerator<PortableSession, void, undefined> {
   const filter = exportFilter(o);
-  let messages: StoredMessageRow[] = [];
+  let messages: PortableMessage[] = [];
   for await (const event of exportEvents(ctx, filter)) {
     if (event.kind === "session") messages = [];
     else if (event.kind === "messages") {

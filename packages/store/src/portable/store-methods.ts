@@ -1,5 +1,6 @@
 import { type AnthropicConversation, requireId, sessionToMarkdown, toAnthropicMessages } from "@hermes/core";
 import { getMessagesAsConversation } from "../operations/conversation.js";
+import { exportSession } from "../operations/retention.js";
 import { readSnapshot } from "../read-snapshot.js";
 import type { StoreContext } from "../store-context.js";
 import { exportStream } from "./export-stream.js";
@@ -34,9 +35,17 @@ export function getMessagesAsAnthropic(
   });
 }
 
-/** A Markdown rendering of one session (`sessionToMarkdown`), or `null` for an unknown session. */
+/**
+ * A Markdown rendering of one session (`sessionToMarkdown`), or `null` for an unknown session.
+ * A newer agent's file renders what the agent displays (the export stream carries superseded
+ * rows too).
+ */
 export async function exportSessionMarkdown(ctx: StoreContext, id: string): Promise<string | null> {
   const sessionId = requireId("id", id);
+  if (ctx.reads) {
+    const session = exportSession(ctx, sessionId);
+    return session === null ? null : sessionToMarkdown(session);
+  }
   for await (const s of exportStream(ctx, { sessionIds: [sessionId] })) return sessionToMarkdown(s);
   return null;
 }

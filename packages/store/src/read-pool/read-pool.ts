@@ -88,6 +88,12 @@ export class ReadPool {
     return this.#slots.some((s) => s.ready);
   }
 
+  /** Whether a worker is starting or running (a call waits for one that starts). */
+  starting(): boolean {
+    if (this.#closed || this.#failed) return false;
+    return this.#slots.some((s) => !s.ended);
+  }
+
   /**
    * Time a read just spent on the caller's thread because no worker was ready. Once such reads
    * add up to {@link WARM_AFTER_MS}, a worker starts: a short-lived process (a CLI command)

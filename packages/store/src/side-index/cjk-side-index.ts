@@ -70,16 +70,25 @@ export class CjkSideIndex {
   readonly #builder: CjkBuilderLink | undefined;
   /** The inline catch-up under way (one at a time: later searches wait for the same one). */
   #catchingUp: Promise<void> | undefined;
+  readonly #onBuilding: ((active: boolean) => void) | undefined;
 
   /**
    * `db`: the store's connection (read on the caller's thread); `settings`: absent for a
    * read-only store, and for a store whose writer thread builds the index (`builder` then says
    * what that thread's builder does, and the writer's index reports through `builder.changed`).
+   * `onBuilding(active)`: called as this side's builder thread starts and ends (the store then
+   * keeps its connection out of SQLite's busy handler: the builder takes the lock every few ms).
    */
-  constructor(db: () => SqlExecutor, settings?: CjkBuildSettings, builder?: CjkBuilderLink) {
+  constructor(
+    db: () => SqlExecutor,
+    settings?: CjkBuildSettings,
+    builder?: CjkBuilderLink,
+    onBuilding?: (active: boolean) => void,
+  ) {
     this.#db = db;
     this.#settings = settings;
     this.#builder = builder;
+    this.#onBuilding = onBuilding;
   }
 
   /** Whether a build runs (here, or in the store's writer thread), and how the last one failed. */
@@ -184,6 +193,7 @@ export class CjkSideIndex {
       },
       (outcome: CjkBuildMessage) => {
         if (this.#thread === thread) this.#thread = undefined;
+        this.#onBuilding?.(false);
         if (outcome.kind === "done") this.#lastError = null;
         if (outcome.kind === "failed") {
           this.#lastError = outcome.message;
@@ -193,6 +203,7 @@ export class CjkSideIndex {
       },
     );
     this.#thread = thread;
+    this.#onBuilding?.(true);
     this.#builder?.changed?.(this.builder);
   }
 

@@ -15,6 +15,8 @@ export const SAMPLE_DB = join(FIXTURES_DIR, "hermes-v11-sample.db");
 export const REFERENCE_SCHEMA_SQL = join(FIXTURES_DIR, "hermes-v11-schema.sql");
 /** A file written by upstream Hermes Agent at schema v30 (see the fixtures' README). */
 export const V30_SAMPLE_DB = join(FIXTURES_DIR, "hermes-v30-sample.db");
+/** The v30 sample upgraded to schema v31 (uids, auto-archive; see the fixtures' README). */
+export const V31_SAMPLE_DB = join(FIXTURES_DIR, "hermes-v31-sample.db");
 
 const made: string[] = [];
 afterEach(() => {

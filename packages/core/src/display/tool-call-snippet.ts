@@ -1,4 +1,4 @@
-/** A tool call reduced to what a reader needs. */
+/** A tool call reduced to what a reader needs (see {@link toolCallsOf}). */
 export interface ToolCallView {
   id: string | null;
   name: string;
@@ -37,7 +37,7 @@ export function toolCallsOf(value: unknown): ToolCallView[] {
   });
 }
 
-/** `name(arguments)`, as `show` prints a call. */
+/** `name(arguments)`, as a conversation prints a call (the CLI's `show`, a search hit). */
 export function formatToolCall(call: ToolCallView): string {
   return `${call.name}(${call.arguments})`;
 }
@@ -46,8 +46,9 @@ const ELLIPSIS = "...";
 const CALL_KEYS = /"(?:function|arguments|name)"\s*:/;
 
 /**
- * A search snippet cut from a message's `tool_calls` JSON, rendered as `show` renders calls
- * (`terminal({"cmd": "docker build ."})`) instead of escaped JSON. A whole value is parsed; a
+ * A search snippet cut from a message's `tool_calls` JSON, rendered as a conversation renders
+ * calls (`terminal({"cmd": "docker build ."})`) instead of escaped JSON: the CLI's `search`
+ * (every output but `--json`) and the web's search results use it. A whole value is parsed; a
  * snippet cut at either end (FTS5 marks the cut with `...`) is read as far as it goes. Match
  * markers (`>>>`, `<<<`) are plain text inside the JSON strings and survive. Any other snippet
  * is returned as it is.
