@@ -8,6 +8,7 @@ import { fork } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type BenchOptions, parseCliOptions, USAGE } from "./cli-options.js";
+import { compareMain } from "./compare/compare-main.js";
 import { type MachineInfo, machineInfo } from "./machine-info.js";
 import { machineLine, markdownTable, type TableRow } from "./report/markdown-table.js";
 import { messageChart, renderSvg } from "./report/render-chart.js";
@@ -206,6 +207,8 @@ try {
 }
 if (options.help) {
   process.stdout.write(USAGE);
+} else if (options.compare !== undefined) {
+  process.exitCode = await compareMain(options, options.compare);
 } else {
   process.exitCode = await main(options);
 }

@@ -8,7 +8,6 @@ const dist = fileURLToPath(new URL("../dist/", import.meta.url));
 const entries = {
   "read-worker": "read-pool/read-worker.js",
   "writer-worker": "write/writer-worker.js",
-  "checkpoint-worker": "write/checkpoint-worker.js",
   "cjk-build-worker": "side-index/cjk-build-worker.js",
   "backup-worker": "backup/backup-worker.js",
 };

@@ -355,7 +355,7 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
       shareCommits: options.shareCommits !== false,
     };
     // With a writer thread, this connection only reads once the file is upgraded: the writer
-    // holds the write path (its queue, the writers' queue, shared commits, the checkpoint thread).
+    // holds the write path (its queue, the writers' queue, shared commits, the checkpoints).
     writePath = writer === "thread" ? undefined : openWritePath(conn, settings);
     // Upgrading a big old file holds the write lock for minutes (a million messages
     // re-indexed); a process opening the same file meanwhile waits for it instead of failing.
@@ -369,7 +369,8 @@ async function openWithoutWorkers(optionsOrPath: OpenSessionStoreOptions | strin
     });
     tightenPermissions(path);
     // SQLite would otherwise checkpoint inside every COMMIT once the WAL passes 1,000 pages (on
-    // every commit while readers hold it): `writes` runs the checkpoints on its thread instead.
+    // every commit while readers hold it), before the next writer gets the lock: the write path
+    // runs them after handing the lock on instead.
     conn.db.pragma("wal_autocheckpoint = 0");
     const spawn = () => new WriterThread({ settings, cjk: { mode: cjkIndex, pragmas } }, options.clock);
     if (writer === "thread") {

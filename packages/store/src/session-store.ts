@@ -69,8 +69,6 @@ import type { SessionStoreParts } from "./session-store-parts.js";
 import { CjkSideIndex } from "./side-index/cjk-side-index.js";
 import type { StoreContext } from "./store-context.js";
 import { StoreRuntime } from "./store-runtime.js";
-import type { CheckpointThread } from "./write/checkpoint-thread.js";
-import type { WriteQueue } from "./write/write-queue.js";
 import { WriteRouter } from "./write/write-router.js";
 import type { WriterThread } from "./write/writer-thread.js";
 
@@ -86,7 +84,6 @@ import type { WriterThread } from "./write/writer-thread.js";
  */
 export class SessionStore implements SessionStoreContract {
   readonly #conn: DatabaseConnection;
-  readonly #queue: WriteQueue;
   readonly #migration: MigrationReport;
   readonly #backend: SqliteBackendInfo;
   readonly #readOnly: ReadOnlyStoreState | undefined;
@@ -101,7 +98,6 @@ export class SessionStore implements SessionStoreContract {
     const { conn, writes, readOnly, pool } = p;
     this.#conn = conn;
     this.#backend = Object.freeze({ kind: "sqlite", path: conn.path, sqliteVersion: p.sqliteVersion });
-    this.#queue = writes;
     this.#migration = p.migration;
     this.#readOnly = readOnly;
     // With a writer thread, the index is built there; this side reports what that builder does.
@@ -180,11 +176,6 @@ export class SessionStore implements SessionStoreContract {
   /** @internal The read pool (`undefined` with `readers: 0` or read-only); tests warm it up. */
   get readPool(): ReadPool | undefined {
     return this.#pool;
-  }
-
-  /** @internal This thread's checkpoint thread (`undefined` for a read-only store or with a writer thread); tests. */
-  get checkpointThread(): CheckpointThread | undefined {
-    return this.#queue.checkpointThread;
   }
 
   /** @internal The writer thread (`undefined` when writes run on this thread); tests. */

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { type ThreadEntry, threadEntryUrl } from "../dist/threads/start-thread.js";
 
-const ENTRIES: ThreadEntry[] = ["read-worker", "writer-worker", "checkpoint-worker", "cjk-build-worker"];
+const ENTRIES: ThreadEntry[] = ["read-worker", "writer-worker", "cjk-build-worker"];
 
 describe("thread entries", () => {
   it.each(ENTRIES)("%s starts from the bundle the build wrote", (entry) => {

@@ -41,8 +41,6 @@ describe("writer thread: where the writes run", () => {
   it("the writer thread commits every write; the caller's side has no write path of its own", async () => {
     const store = await open();
     expect(store.writerThread?.alive).toBe(true);
-    // The checkpoint thread is the writer's: none on this side.
-    expect(store.checkpointThread).toBeUndefined();
     await store.createSession({ id: "s", source: "cli" });
     await Promise.all(
       Array.from({ length: 10 }, (_, i) =>

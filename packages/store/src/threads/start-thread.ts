@@ -2,18 +2,12 @@ import { statSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 
 /** The store's threads, by the name of their entry module. */
-export type ThreadEntry =
-  | "read-worker"
-  | "writer-worker"
-  | "checkpoint-worker"
-  | "cjk-build-worker"
-  | "backup-worker";
+export type ThreadEntry = "read-worker" | "writer-worker" | "cjk-build-worker" | "backup-worker";
 
 /** Each entry's module in `dist/` (TypeScript's output), relative to this folder. */
 const MODULES: Readonly<Record<ThreadEntry, string>> = {
   "read-worker": "../read-pool/read-worker.js",
   "writer-worker": "../write/writer-worker.js",
-  "checkpoint-worker": "../write/checkpoint-worker.js",
   "cjk-build-worker": "../side-index/cjk-build-worker.js",
   "backup-worker": "../backup/backup-worker.js",
 };

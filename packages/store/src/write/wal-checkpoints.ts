@@ -1,5 +1,4 @@
 import type { DatabaseConnection } from "../database-connection.js";
-import type { CheckpointMode, CheckpointOutcome, CheckpointThread } from "./checkpoint-thread.js";
 import type { CorruptionGuard } from "./corruption-guard.js";
 import type { WritePolicy } from "./write-policy.js";
 import type { WriteStats } from "./write-stats.js";
@@ -16,11 +15,9 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  *   `walPauseBudgetMs` so the readers' snapshots move on.
  * Nothing is checkpointed once the file was found damaged.
  *
- * With a {@link CheckpointThread}, these checkpoints run there instead of on this connection (the
- * caller's thread): the periodic ones are started and not waited for (at most one running and
- * one waiting there; a request past that is dropped, the next trigger asks again); writes wait on
- * timers for a RESTART there ({@link restarting}) and for an escalation's TRUNCATE, held back as
- * before. They count when started.
+ * They run on the write connection, after the commit (and after the lock was handed to the next
+ * writer, see WriteQueue), on the thread that writes: the caller's, or the writer thread. SQLite's
+ * own checkpoint inside COMMIT is off (`wal_autocheckpoint = 0`): these take its place.
  */
 export class WalCheckpoints {
   readonly #conn: DatabaseConnection;
@@ -40,8 +37,6 @@ export class WalCheckpoints {
   #lastSize = 0;
   /** Committed transactions that wrote something since the last periodic checkpoint. */
   #sinceCheckpoint = 0;
-  readonly #thread: CheckpointThread | undefined;
-  #restarting: Promise<unknown> | undefined;
 
   constructor(
     conn: DatabaseConnection,
@@ -49,10 +44,8 @@ export class WalCheckpoints {
     walSize: () => number,
     stats: WriteStats,
     guard: CorruptionGuard,
-    thread?: CheckpointThread,
   ) {
     this.#conn = conn;
-    this.#thread = thread;
     this.#policy = policy;
     this.#walSize = walSize;
     this.#stats = stats;
@@ -73,7 +66,7 @@ export class WalCheckpoints {
     const every = this.#policy.checkpointEvery;
     if (every > 0 && this.#sinceCheckpoint >= every) {
       this.#sinceCheckpoint = 0;
-      this.#background("PASSIVE");
+      this.checkpoint("PASSIVE");
     }
     this.#watch();
   }
@@ -92,43 +85,9 @@ export class WalCheckpoints {
     if (size > this.#stats.walBytesMax) this.#stats.walBytesMax = size;
     if (size > this.#escalateAt) this.#pressure = true;
     else if (grew && size > this.#policy.walRestartBytes) {
-      if (this.#background("RESTART")) this.#stats.walRestarts++;
+      this.#stats.walRestarts++;
+      this.checkpoint("RESTART");
     }
-  }
-
-  /** `mode` on the thread when there is one (not waited for; `false`: dropped), else here. */
-  #background(mode: "PASSIVE" | "RESTART"): boolean {
-    const thread = this.#thread;
-    if (thread === undefined) {
-      this.checkpoint(mode);
-      return true;
-    }
-    // Bounded: one running and one waiting; a RESTART while another is pending would do nothing more.
-    if (thread.pending >= 2 || (mode === "RESTART" && thread.blocksWriters) || this.#guard.corrupted) {
-      return false;
-    }
-    this.#stats.checkpoints++;
-    const running = thread.run(mode).then((outcome) => {
-      if (this.#restarting === running) this.#restarting = undefined;
-      return this.#noteOutcome(outcome);
-    });
-    if (mode === "RESTART") this.#restarting = running;
-    return true;
-  }
-
-  /**
-   * The RESTART running on the thread, if any: the queue starts no write until it has ended, as
-   * when it ran here between two commits (writes back to back would otherwise keep it from the
-   * lock it waits for, and the WAL would grow on).
-   */
-  get restarting(): Promise<unknown> | undefined {
-    return this.#restarting;
-  }
-
-  /** A checkpoint that failed on the thread: a damaged file stops all writing, as here. */
-  #noteOutcome(outcome: CheckpointOutcome): boolean {
-    if (outcome.kind === "failed") this.#guard.noteError(outcome.error);
-    return outcome.kind === "done";
   }
 
   /**
@@ -143,7 +102,7 @@ export class WalCheckpoints {
     const started = performance.now();
     let backoff = 1;
     for (;;) {
-      const done = await this.#escalate("TRUNCATE");
+      const done = this.checkpoint("TRUNCATE");
       const size = this.#walSize();
       if (done || size <= this.#policy.walMaxBytes) {
         this.#escalateAt = this.#policy.walMaxBytes;
@@ -156,15 +115,6 @@ export class WalCheckpoints {
       await sleep(backoff);
       backoff = Math.min(backoff * 2, 16);
     }
-  }
-
-  /** One checkpoint of an escalation: on the thread (waited for on timers) when there is one. */
-  async #escalate(mode: CheckpointMode): Promise<boolean> {
-    const thread = this.#thread;
-    if (thread === undefined) return this.checkpoint(mode);
-    if (this.#guard.corrupted) return false;
-    this.#stats.checkpoints++;
-    return this.#noteOutcome(await thread.run(mode));
   }
 
   /**

@@ -1,6 +1,5 @@
 import type { ConnectionPragmas, DatabaseConnection } from "../database-connection.js";
 import { walSize } from "../store-runtime.js";
-import { CheckpointThread } from "./checkpoint-thread.js";
 import { HandoffQueue } from "./handoff-queue.js";
 import { referenceSearchIndexRepair } from "./search-index-repair.js";
 import { referenceSearchMergePacing } from "./search-merge-pacing.js";
@@ -28,9 +27,10 @@ export interface WritePath {
 
 /**
  * The write path of `conn`: a {@link WriteQueue} with the reference's search-index repair and
- * merge pacing, checkpoints on a {@link CheckpointThread}, and, unless turned off, a place in
- * the file's writers' queue and shared commits. Built once per process for a file: on the
- * caller's thread (`writer: "inline"`) or in the writer thread.
+ * merge pacing, its WAL checkpoints (on this connection, after the lock was handed to the next
+ * writer), and, unless turned off, a place in the file's writers' queue and shared commits.
+ * Built once per process for a file: on the caller's thread (`writer: "inline"`) or in the
+ * writer thread.
  */
 export function openWritePath(conn: DatabaseConnection, s: WritePathSettings): WritePath {
   const turns = s.fairWrites ? HandoffQueue.open(s.path) : undefined;
@@ -43,32 +43,28 @@ export function openWritePath(conn: DatabaseConnection, s: WritePathSettings): W
     turns,
     shared,
     referenceSearchMergePacing(conn),
-    // Checkpoints off the writing thread (SQLite's automatic one is turned off by the opener).
-    new CheckpointThread(s.path, s.pragmas),
   );
   return { writes, turns, shared };
 }
 
 /**
- * Ends a write path once its queued writes have settled: the checkpoint thread after the
- * checkpoint it runs, then a best-effort TRUNCATE checkpoint (it waits only the short busy
- * timeout for readers, then copies what it can, like PASSIVE: as the reference's close, never an
- * error; skipped once the file was found damaged), and its place in the writers' queue.
+ * Ends a write path once its queued writes have settled: a best-effort TRUNCATE checkpoint (it
+ * waits only the short busy timeout for readers, then copies what it can, like PASSIVE: as the
+ * reference's close, never an error; skipped once the file was found damaged), and its place in
+ * the writers' queue.
  */
 export async function closeWritePath(p: WritePath): Promise<void> {
   await p.writes.whenIdle();
-  await p.writes.closeCheckpointThread();
   p.writes.checkpoint("TRUNCATE");
   p.turns?.close();
 }
 
 /**
- * Hands a write path over to a writer thread once its queued writes have settled: its
- * checkpoint thread ends and it leaves the writers' queue (the writer has its own of both). No
- * checkpoint here: the writer's checkpoints copy the WAL back from now on.
+ * Hands a write path over to a writer thread once its queued writes have settled: it leaves the
+ * writers' queue (the writer has its own place). No checkpoint here: the writer's checkpoints
+ * copy the WAL back from now on.
  */
 export async function handOverWritePath(p: WritePath): Promise<void> {
   await p.writes.whenIdle();
-  await p.writes.closeCheckpointThread();
   p.turns?.close();
 }

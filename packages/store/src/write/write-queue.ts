@@ -1,7 +1,6 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { DatabaseConnection } from "../database-connection.js";
 import { mapSqliteError } from "../sqlite-errors.js";
-import type { CheckpointThread } from "./checkpoint-thread.js";
 import { CorruptionGuard } from "./corruption-guard.js";
 import { GroupTransaction } from "./group-transaction.js";
 import type { HandoffQueue } from "./handoff-queue.js";
@@ -41,7 +40,7 @@ const YIELD_AFTER_MS = 5;
  * - **Event loop.** A caller awaiting one write after another would keep the loop in the
  *   microtask queue; after `YIELD_AFTER_MS` of that, promises settle after a `setImmediate`.
  * - **WAL.** Checkpoints after commits, and escalation when the WAL outgrows its bound
- *   ({@link WalCheckpoints}), on a {@link CheckpointThread} when given one. A damaged file stops
+ *   ({@link WalCheckpoints}), on this connection. A damaged file stops
  *   all writing ({@link CorruptionGuard}).
  */
 export class WriteQueue {
@@ -69,7 +68,6 @@ export class WriteQueue {
   readonly #turns: HandoffQueue | undefined;
   /** Group commit with other processes' writers, when on (see SharedCommits). */
   readonly #shared: SharedCommits | undefined;
-  readonly #checkpoints: CheckpointThread | undefined;
 
   constructor(
     conn: DatabaseConnection,
@@ -79,16 +77,14 @@ export class WriteQueue {
     turns?: HandoffQueue,
     shared?: SharedCommits,
     pacing?: MergePacing,
-    checkpoints?: CheckpointThread,
   ) {
     this.#conn = conn;
-    this.#checkpoints = checkpoints;
     this.#turns = turns;
     this.#shared = turns === undefined ? undefined : shared;
     this.#policy = { ...policy, maxGroupSize: Math.max(1, Math.floor(policy.maxGroupSize)) };
     this.#indexRepair = indexRepair;
     this.#guard = new CorruptionGuard(conn.path);
-    this.#wal = new WalCheckpoints(conn, this.#policy, walSize, this.#stats, this.#guard, checkpoints);
+    this.#wal = new WalCheckpoints(conn, this.#policy, walSize, this.#stats, this.#guard);
     this.#posted = new PostedWrites(this.#shared, turns, this.#stats, this.#policy.deadlineMs);
     this.#lock = new LockWait(this.#policy, turns, this.#posted, this.#stats);
     this.#transaction = new GroupTransaction(conn, this.#posted, indexRepair, pacing);
@@ -161,16 +157,6 @@ export class WriteQueue {
     return this.#idle;
   }
 
-  /** @internal The checkpoint thread, if this queue has one (tests). */
-  get checkpointThread(): CheckpointThread | undefined {
-    return this.#checkpoints;
-  }
-
-  /** Ends the checkpoint thread, if any, after the checkpoint it is running (the store's close). */
-  async closeCheckpointThread(): Promise<void> {
-    await this.#checkpoints?.close();
-  }
-
   /**
    * Runs `PRAGMA wal_checkpoint(mode)` outside any transaction; never throws (a busy checkpoint
    * is not an error). Returns whether it completed (`busy = 0`).
@@ -241,8 +227,6 @@ export class WriteQueue {
         if (lastGroup > 1 || (lastGroup === 1 && this.#pending.length > 0)) await nextTurn();
         if (this.#pending.length === 0) break;
         if (this.#wal.pressure) await this.#wal.relieve();
-        const restarting = this.#wal.restarting;
-        if (restarting !== undefined) await restarting;
         lastGroup = await this.#runGroup();
       }
     } catch (error) {

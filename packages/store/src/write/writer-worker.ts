@@ -1,6 +1,6 @@
 // The writer thread of a store (writer-thread.ts): the only writable connection of the store's
 // process to its file, with the store's whole write path (the write queue and group commit, the
-// writers' queue and shared commits, the checkpoint thread, WAL escalation, the short-CJK
+// writers' queue and shared commits, WAL checkpoints and escalation, the short-CJK
 // builder). It runs the writes of write-operations.ts by name, with the same functions as on the
 // caller's thread; the caller opened (and migrated) the file before starting it.
 import { parentPort, workerData } from "node:worker_threads";
@@ -76,8 +76,8 @@ function open(): Writer {
   const conn = new DatabaseConnection(settings.path, settings.pragmas);
   let path: WritePath | undefined;
   try {
-    // The caller's open set WAL mode and ran the migrations; the writer only writes, and its
-    // checkpoints run on the checkpoint thread, as they would on the caller's side.
+    // The caller's open set WAL mode and ran the migrations; the writer only writes, and runs
+    // the write path's checkpoints itself (SQLite's own inside COMMIT off, as on the caller's side).
     conn.db.pragma("wal_autocheckpoint = 0");
     path = openWritePath(conn, settings);
     const writes = path.writes;

@@ -1,5 +1,5 @@
-// Three rounds of: open the store, append 50 messages of 60 KB (the 50th starts a periodic checkpoint on the
-// checkpoint thread), close it while one may still be running. Prints a line after each
+// Three rounds of: open the store, append 50 messages of 60 KB (the 50th runs a periodic
+// checkpoint), close it. Prints a line after each
 // close(): all three must appear, since code after `await store.close()` must run.
 // argv: <db path>
 import { openSessionStore } from "@hermes/store";

@@ -11,8 +11,6 @@ afterEach(async () => {
   for (const store of opened.splice(0)) await store.close();
 });
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /** Messages in the database file alone, as a copy without its `-wal` shows them. */
 function messagesInMainFile(path: string): number {
   const copy = join(tempDir("hermes-ckpt-copy-"), "main-only.db");
@@ -25,25 +23,20 @@ function messagesInMainFile(path: string): number {
   }
 }
 
-describe("checkpoints on the checkpoint thread", { timeout: 120_000 }, () => {
-  it("the periodic checkpoint copies the WAL into the file from the thread, not inside a COMMIT", async () => {
+describe("WAL checkpoints of the write path", { timeout: 120_000 }, () => {
+  it("the periodic checkpoint copies the WAL into the file after the 50th transaction, not inside a COMMIT", async () => {
     const path = join(tempDir("hermes-ckpt-"), "state.db");
     const store = await openSessionStore({ path, readers: 0 });
     opened.push(store);
     await store.createSession({ id: "s", source: "cli" });
     for (let i = 0; i < 40; i++)
       await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
-    // Before the 50th transaction nothing was checkpointed: the thread has not started, and the
-    // file alone has none of these messages (SQLite's own checkpoint at COMMIT is off).
-    expect(store.checkpointThread?.worker).toBeUndefined();
+    // Before the 50th transaction nothing was checkpointed: the file alone has none of these
+    // messages (SQLite's own checkpoint at COMMIT is off).
+    expect(store.stats().checkpoints).toBe(0);
     expect(messagesInMainFile(path)).toBe(0);
     for (let i = 40; i < 60; i++)
       await store.appendMessage({ sessionId: "s", role: "user", content: `m${i}` });
-    const thread = store.checkpointThread;
-    expect(thread?.worker?.threadId).toBeGreaterThan(0);
-    for (const deadline = Date.now() + 30_000; (thread?.pending ?? 0) > 0 && Date.now() < deadline; )
-      await sleep(10);
-    expect(thread?.pending).toBe(0);
     expect(store.stats().checkpoints).toBe(1);
     // The 50th transaction's checkpoint copied what was committed until then.
     expect(messagesInMainFile(path)).toBeGreaterThanOrEqual(49);
@@ -62,24 +55,10 @@ describe("checkpoints on the checkpoint thread", { timeout: 120_000 }, () => {
     const stats = store.stats();
     expect(await store.messageCount()).toBe(3000);
     // About 30 MB were written; with no periodic checkpoint and SQLite's own off, only the
-    // thread's RESTART checkpoints let the WAL start over.
+    // RESTART checkpoints let the WAL start over.
     expect(stats.walRestarts).toBeGreaterThan(0);
     expect(stats.walBytesMax).toBeLessThan(16 * 1024 * 1024);
   });
-
-  it("close() ends the thread: the process exits by itself, no Worker or MessagePort left", async () => {
-    const child = startChild("checkpoint-closer.mjs", [join(tempDir("hermes-ckpt-"), "state.db")]);
-    const timer = setTimeout(() => child.process.kill("SIGKILL"), 30_000);
-    const { code, signal, stderr } = await child.exited;
-    clearTimeout(timer);
-    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
-    const r = child.result<{ started: boolean; ended: boolean; checkpoints: number; resources: string[] }>();
-    expect(r.started).toBe(true);
-    expect(r.ended).toBe(true);
-    // The periodic one on the thread, and close()'s own.
-    expect(r.checkpoints).toBe(2);
-    expect(r.resources.filter((x) => /Worker|MessagePort/.test(x))).toEqual([]);
-  }, 60_000);
 
   it("close() settles while a checkpoint is still running, and the code after it runs", async () => {
     const path = join(tempDir("hermes-ckpt-"), "state.db");
@@ -88,9 +67,8 @@ describe("checkpoints on the checkpoint thread", { timeout: 120_000 }, () => {
     const { code, signal, stderr } = await child.exited;
     clearTimeout(timer);
     expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: "" });
-    // Before terminateWorker about half the runs ended in a close() that never settled (exit
-    // code 13 here, 0 when awaited in a handler): Node let the process end while the
-    // terminated thread was still finishing its I/O.
+    // Code after `await store.close()` must run in every round (exit code 13 when a close()
+    // never settles).
     expect(child.lines.map((l) => (JSON.parse(l) as { round: number }).round)).toEqual([1, 2, 3]);
     const db = new Database(path, { readonly: true });
     try {
