@@ -72,6 +72,10 @@ describe("export and import of a newer agent's file", { timeout: 120_000 }, () =
       const one = join(tempDir(), "one.jsonl");
       expect(cliOn(path, ["export", flagged[0]!, "--out", one]).code).toBe(0);
       expect(jsonlCounts(one).sessions).toBe(1);
+      // The selection flags still combine with a named session: not of that source, not exported.
+      const none = join(tempDir(), "none.jsonl");
+      expect(cliOn(path, ["export", flagged[0]!, "--source", "cli", "--out", none]).code).toBe(0);
+      expect(jsonlCounts(none).sessions).toBe(0);
     },
   );
 

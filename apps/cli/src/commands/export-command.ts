@@ -63,11 +63,17 @@ async function exportFilter(
   o: ExportOptions,
 ): Promise<{ filter: ExportFilter; total: number; leftOut: number }> {
   const since = o.since !== undefined ? { since: o.since } : {};
-  if (ref !== undefined) {
-    return { filter: { sessionIds: [await resolveExported(store, ref)], ...since }, total: 1, leftOut: 0 };
-  }
   const sources = await selectSources(store, o);
   const beyond = o.until !== undefined || o.model !== undefined || o.title !== undefined;
+  if (ref !== undefined) {
+    let ids = [await resolveExported(store, ref)];
+    if (sources !== null || beyond) {
+      const all = { ...o, includeArchived: true, includeHidden: true };
+      const chosen = new Set((await selectedSessions(store, all))?.map((s) => s.id));
+      ids = ids.filter((id) => chosen.has(id));
+    }
+    return { filter: { sessionIds: ids, ...since }, total: ids.length, leftOut: 0 };
+  }
   const flagged = await flaggedLeftOut(store, o);
   if (sources === null && !beyond && flagged === 0) {
     return { filter: since, total: await store.sessionCount(), leftOut: 0 };
