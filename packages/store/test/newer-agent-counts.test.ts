@@ -1,28 +1,20 @@
-import { openSessionStore, type SessionStore } from "@hermes/store";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type FileState, fileState } from "./helpers/file-state.js";
+import { openSessionStore } from "@hermes/store";
+import { describe, expect, it } from "vitest";
 import { copyOfFixture, SAMPLE_DB, V30_SAMPLE_DB } from "./helpers/temp-dir.js";
+import { untouchedFixture } from "./helpers/untouched-fixture.js";
 
 // usageStats counts what the listings show on a newer agent's file: its archived
 // (homeassistant) and hidden (matrix) sessions, one message each, only when asked for.
 describe("usageStats on a newer agent's file (schema v30) counts the listed sessions", () => {
-  let path: string;
-  let before: FileState;
-  let store: SessionStore;
-
-  beforeEach(async () => {
-    path = copyOfFixture(V30_SAMPLE_DB);
-    before = fileState(path);
-    store = await openSessionStore(path);
-  });
-  afterEach(async () => {
-    await store.close();
-    expect(fileState(path)).toEqual(before);
-  });
+  // Each test ends with the file exactly as the agent left it: bytes, mode, folder.
+  const fx = untouchedFixture(V30_SAMPLE_DB);
 
   const bySource = async (o: { includeArchived?: boolean; includeHidden?: boolean } = {}) =>
     Object.fromEntries(
-      (await store.usageStats({ groupBy: "source", ...o })).map((r) => [r.group, [r.sessions, r.messages]]),
+      (await fx.store.usageStats({ groupBy: "source", ...o })).map((r) => [
+        r.group,
+        [r.sessions, r.messages],
+      ]),
     ) as Record<string, [number, number]>;
 
   it("leaves archived and hidden sessions out by default, as searchSessions does", async () => {
@@ -30,7 +22,7 @@ describe("usageStats on a newer agent's file (schema v30) counts the listed sess
     expect(groups.homeassistant).toBeUndefined();
     expect(groups.matrix).toBeUndefined();
     const total = Object.values(groups).reduce((n, [s]) => n + s, 0);
-    const listed = await store.searchSessions({ limit: 100 });
+    const listed = await fx.store.searchSessions({ limit: 100 });
     expect(total).toBe(listed.length);
     expect(total).toBe(13);
   });
@@ -40,13 +32,13 @@ describe("usageStats on a newer agent's file (schema v30) counts the listed sess
     expect((await bySource({ includeArchived: true })).matrix).toBeUndefined();
     expect((await bySource({ includeHidden: true })).matrix).toEqual([1, 1]);
     expect((await bySource({ includeHidden: true })).homeassistant).toBeUndefined();
-    const all = await store.usageStats({ groupBy: "model", includeArchived: true, includeHidden: true });
+    const all = await fx.store.usageStats({ groupBy: "model", includeArchived: true, includeHidden: true });
     expect(all.reduce((n, r) => n + r.sessions, 0)).toBe(15);
   });
 
   it("checks the flags' type (INVALID_ARGUMENT), as every option", async () => {
     await expect(
-      store.usageStats({ groupBy: "source", includeHidden: "yes" as unknown as boolean }),
+      fx.store.usageStats({ groupBy: "source", includeHidden: "yes" as unknown as boolean }),
     ).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 });

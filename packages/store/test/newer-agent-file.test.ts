@@ -8,9 +8,10 @@ import {
   type SessionStore,
 } from "@hermes/store";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type FileState, fileState } from "./helpers/file-state.js";
+import { describe, expect, it } from "vitest";
+import { fileState } from "./helpers/file-state.js";
 import { copyOfFixture, SAMPLE_DB, tempDir, V30_SAMPLE_DB } from "./helpers/temp-dir.js";
+import { untouchedFixture } from "./helpers/untouched-fixture.js";
 
 // hermes-v30-sample.db was written by upstream Hermes Agent at schema v30 (see the fixtures'
 // README and shared/fixtures/UPSTREAM.md). Expected values are the agent's view of that file.
@@ -24,41 +25,29 @@ const HIDDEN = "20260106_000000_matrix";
 const SHARED_PROMPT = "You are Hermes.";
 
 describe("a file of a newer Hermes Agent (schema v30), opened by default", () => {
-  let path: string;
-  let before: FileState;
-  let store: SessionStore;
-
-  beforeEach(async () => {
-    path = copyOfFixture(V30_SAMPLE_DB);
-    before = fileState(path);
-    store = await openSessionStore(path);
-  });
-  afterEach(async () => {
-    await store.close();
-    // Every test ends with the file exactly as the agent left it: bytes, mode, folder.
-    expect(fileState(path)).toEqual(before);
-  });
+  // Each test ends with the file exactly as the agent left it: bytes, mode, folder.
+  const fx = untouchedFixture(V30_SAMPLE_DB);
 
   it("opens read-only, says why, and keeps its rollback journal", () => {
-    expect(store.readOnly).toBe(true);
-    expect(store.readOnlyReason).toContain("schema version 30");
-    expect(store.access).toMatchObject({
+    expect(fx.store.readOnly).toBe(true);
+    expect(fx.store.readOnlyReason).toContain("schema version 30");
+    expect(fx.store.access).toMatchObject({
       mode: "read-only",
       schemaVersion: 30,
       journalMode: "rollback",
       readOnlyAccess: "shared",
     });
-    expect(store.migration.newerVersion).toBe(true);
-    expect(store.fileProfile?.features).toMatchObject({
+    expect(fx.store.migration.newerVersion).toBe(true);
+    expect(fx.store.fileProfile?.features).toMatchObject({
       visibility: true,
       systemPrompts: true,
       archived: true,
     });
-    expect(store.fileProfile?.ftsColumns.messages_fts).toEqual(["content", "tool_name", "tool_calls"]);
+    expect(fx.store.fileProfile?.ftsColumns.messages_fts).toEqual(["content", "tool_name", "tool_calls"]);
   });
 
   it("display reads show the compaction's summary and carried tail, not the superseded originals", async () => {
-    const rows = await store.getMessages(DC);
+    const rows = await fx.store.getMessages(DC);
     expect(rows).toHaveLength(91);
     const ids = rows.map((m) => m.id);
     expect(ids).not.toContain(99);
@@ -82,93 +71,93 @@ describe("a file of a newer Hermes Agent (schema v30), opened by default", () =>
   });
 
   it("the rewound turn is gone from every read", async () => {
-    expect((await store.getMessages(CLI007)).map((m) => m.content)).toEqual([
+    expect((await fx.store.getMessages(CLI007)).map((m) => m.content)).toEqual([
       "Rename the helper to parse_config",
       "Done: parse_config is used in 3 files.",
     ]);
-    expect((await store.getMessagesAsConversation(CLI007)).map((m) => m.content)).toEqual([
+    expect((await fx.store.getMessagesAsConversation(CLI007)).map((m) => m.content)).toEqual([
       "Rename the helper to parse_config",
       "Done: parse_config is used in 3 files.",
     ]);
-    expect(await store.searchMessages("deleted")).toEqual([]);
-    expect(await store.searchMessages("old tests")).toEqual([]);
-    const md = await store.exportSessionMarkdown(CLI007);
+    expect(await fx.store.searchMessages("deleted")).toEqual([]);
+    expect(await fx.store.searchMessages("old tests")).toEqual([]);
+    const md = await fx.store.exportSessionMarkdown(CLI007);
     expect(md).toContain("parse_config");
     expect(md).not.toContain("test_old_config");
-    expect((await store.exportSession(CLI007))?.messages.map((m) => m.id)).toEqual([114, 115]);
+    expect((await fx.store.exportSession(CLI007))?.messages.map((m) => m.id)).toEqual([114, 115]);
   });
 
   it("replay reads see the active rows only, by id", async () => {
-    const conversation = await store.getMessagesAsConversation(DC);
+    const conversation = await fx.store.getMessagesAsConversation(DC);
     expect(conversation.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
     expect(conversation[0]?.content).toMatch(/^\[CONTEXT SUMMARY\]/);
     expect(conversation[2]).toMatchObject({ tool_call_id: "c29a", tool_name: "search_files" });
-    const window = await store.getConversationWindow(DC);
+    const window = await fx.store.getConversationWindow(DC);
     expect(window.messages.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
     expect(window.omittedMessages).toBe(0);
-    const anthropic = await store.getMessagesAsAnthropic(DC);
+    const anthropic = await fx.store.getMessagesAsAnthropic(DC);
     expect(anthropic.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
     // With ancestors: the compression root's four rows, then the continuation's two.
-    const lineage = await store.getMessagesAsConversation(CLI002, { includeAncestors: true });
+    const lineage = await fx.store.getMessagesAsConversation(CLI002, { includeAncestors: true });
     expect(lineage).toHaveLength(6);
     expect(lineage[0]?.content).toContain("fix the docker build");
   });
 
   it("system prompts come through system_prompts, for all three sessions sharing one", async () => {
     for (const id of [CLI001, CLI002, CLI007]) {
-      expect((await store.getSession(id))?.system_prompt).toBe(SHARED_PROMPT);
+      expect((await fx.store.getSession(id))?.system_prompt).toBe(SHARED_PROMPT);
     }
-    expect((await store.getSession(TG))?.system_prompt).toBe("You are Hermes. 请用中文回答。");
-    expect((await store.getSession(DC))?.system_prompt).toBeNull();
-    expect((await store.getMessagesAsAnthropic(CLI007)).system).toBe(SHARED_PROMPT);
-    expect((await store.exportSession(CLI002))?.system_prompt).toBe(SHARED_PROMPT);
-    const exported = (await store.exportAll()).find((s) => s.id === CLI001);
+    expect((await fx.store.getSession(TG))?.system_prompt).toBe("You are Hermes. 请用中文回答。");
+    expect((await fx.store.getSession(DC))?.system_prompt).toBeNull();
+    expect((await fx.store.getMessagesAsAnthropic(CLI007)).system).toBe(SHARED_PROMPT);
+    expect((await fx.store.exportSession(CLI002))?.system_prompt).toBe(SHARED_PROMPT);
+    const exported = (await fx.store.exportAll()).find((s) => s.id === CLI001);
     expect(exported?.system_prompt).toBe(SHARED_PROMPT);
   });
 
   it("counters are the agent's: active rows", async () => {
-    expect((await store.getSession(DC))?.message_count).toBe(3);
-    expect((await store.getSession(CLI007))?.message_count).toBe(2);
-    expect(await store.messageCount({ sessionId: DC })).toBe(3);
-    expect(await store.messageCount({ sessionId: CLI007 })).toBe(2);
+    expect((await fx.store.getSession(DC))?.message_count).toBe(3);
+    expect((await fx.store.getSession(CLI007))?.message_count).toBe(2);
+    expect(await fx.store.messageCount({ sessionId: DC })).toBe(3);
+    expect(await fx.store.messageCount({ sessionId: CLI007 })).toBe(2);
     // 117 rows: 88 summarized, 2 superseded (dc0001) and 2 rewound (cli007) are not active.
-    expect(await store.messageCount()).toBe(117 - 88 - 2 - 2);
-    const bySource = await store.usageStats({ groupBy: "source" });
+    expect(await fx.store.messageCount()).toBe(117 - 88 - 2 - 2);
+    const bySource = await fx.store.usageStats({ groupBy: "source" });
     expect(bySource.find((r) => r.group === "discord")?.messages).toBe(3);
   });
 
   it("listings leave out archived and hidden sessions unless asked", async () => {
-    const ids = (await store.listSessionsRich({ limit: 100, includeChildren: true })).map((r) => r.id);
+    const ids = (await fx.store.listSessionsRich({ limit: 100, includeChildren: true })).map((r) => r.id);
     expect(ids).toHaveLength(13);
     expect(ids).not.toContain(ARCHIVED);
     expect(ids).not.toContain(HIDDEN);
     const withArchived = (
-      await store.listSessionsRich({ limit: 100, includeChildren: true, includeArchived: true })
+      await fx.store.listSessionsRich({ limit: 100, includeChildren: true, includeArchived: true })
     ).map((r) => r.id);
     expect(withArchived).toContain(ARCHIVED);
     expect(withArchived).not.toContain(HIDDEN);
-    const everything = await store.listSessionsRich({
+    const everything = await fx.store.listSessionsRich({
       limit: 100,
       includeChildren: true,
       includeArchived: true,
       includeHidden: true,
     });
     expect(everything).toHaveLength(15);
-    const recent = (await store.searchSessions({ limit: 100 })).map((r) => r.id);
+    const recent = (await fx.store.searchSessions({ limit: 100 })).map((r) => r.id);
     expect(recent).toHaveLength(13);
     expect(recent).not.toContain(HIDDEN);
-    expect((await store.searchSessions({ limit: 100, includeHidden: true })).map((r) => r.id)).toContain(
+    expect((await fx.store.searchSessions({ limit: 100, includeHidden: true })).map((r) => r.id)).toContain(
       HIDDEN,
     );
     // The compacted session: the agent's counter and its first displayed user message.
-    const dc = (await store.listSessionsRich({ limit: 100 })).find((r) => r.id === DC);
+    const dc = (await fx.store.listSessionsRich({ limit: 100 })).find((r) => r.id === DC);
     expect(dc?.message_count).toBe(3);
     expect(dc?.preview).toMatch(/^Step 0: check the chat-send command/);
     // The compression root is shown as its tip, as on a v11 file.
-    const tip = (await store.listSessionsRich({ limit: 100 })).find((r) => r._lineage_root_id === CLI001);
+    const tip = (await fx.store.listSessionsRich({ limit: 100 })).find((r) => r._lineage_root_id === CLI001);
     expect(tip?.id).toBe(CLI002);
     await expect(
-      store.listSessionsRich({ includeArchived: "yes" as unknown as boolean }),
+      fx.store.listSessionsRich({ includeArchived: "yes" as unknown as boolean }),
     ).rejects.toMatchObject({
       code: "INVALID_ARGUMENT",
     });
@@ -176,25 +165,25 @@ describe("a file of a newer Hermes Agent (schema v30), opened by default", () =>
 
   it("search uses the agent's indexes and never returns rows it no longer displays", async () => {
     // Row 100 (superseded) and row 103 (its carried copy) hold the same text: only 103 shows.
-    expect((await store.searchMessages('"29 matches"')).map((h) => h.id)).toEqual([103]);
-    expect((await store.searchMessages("parse_config")).map((h) => h.id).sort()).toEqual([114, 115]);
-    const hit = (await store.searchMessages("parse_config", { roleFilter: ["user"] }))[0];
+    expect((await fx.store.searchMessages('"29 matches"')).map((h) => h.id)).toEqual([103]);
+    expect((await fx.store.searchMessages("parse_config")).map((h) => h.id).sort()).toEqual([114, 115]);
+    const hit = (await fx.store.searchMessages("parse_config", { roleFilter: ["user"] }))[0];
     expect(hit?.snippet).toBe("Rename the helper to >>>parse_config<<<");
     expect(hit?.context.map((c) => c.role)).toEqual(["user", "assistant"]);
     // A summarized row is displayed, so it is found; with a source filter (sessions is a view).
-    expect((await store.searchMessages("P2.5", { sourceFilter: ["discord"] })).map((h) => h.id)).toEqual([
+    expect((await fx.store.searchMessages("P2.5", { sourceFilter: ["discord"] })).map((h) => h.id)).toEqual([
       26,
     ]);
     // Three or more CJK characters: the agent's trigram table.
-    expect((await store.searchMessages("记忆断裂")).map((h) => h.session_id)).toEqual([TG]);
+    expect((await fx.store.searchMessages("记忆断裂")).map((h) => h.session_id)).toEqual([TG]);
     // One or two: a scan (the file is not ours to add an index to).
-    expect((await store.searchMessages("桂林")).map((h) => h.id)).toEqual([8]);
-    expect((await store.searchMessages("世界")).map((h) => h.id)).toEqual([9]);
+    expect((await fx.store.searchMessages("桂林")).map((h) => h.id)).toEqual([8]);
+    expect((await fx.store.searchMessages("世界")).map((h) => h.id)).toEqual([9]);
   });
 
   it("search leaves out hidden and archived sessions, as the listings do, unless asked", async () => {
     const ids = async (q: string, o: SearchMessagesOptions = {}) =>
-      (await store.searchMessages(q, { limit: 100, ...o })).map((h) => h.id);
+      (await fx.store.searchMessages(q, { limit: 100, ...o })).map((h) => h.id);
     // Row 110 is the hidden matrix session's only message, 111 the archived homeassistant one's.
     expect(await ids('"from matrix"')).toEqual([]);
     expect(await ids('"from matrix"', { includeHidden: true })).toEqual([110]);
@@ -203,35 +192,35 @@ describe("a file of a newer Hermes Agent (schema v30), opened by default", () =>
     expect(await ids('"from homeassistant"', { includeArchived: true })).toEqual([111]);
     expect(await ids('"from homeassistant"', { includeHidden: true })).toEqual([]);
     // Every session has such a message: the default leaves out exactly those two sessions.
-    const everything = await store.searchMessages("universal search test", {
+    const everything = await fx.store.searchMessages("universal search test", {
       limit: 100,
       includeArchived: true,
       includeHidden: true,
     });
-    const shown = await store.searchMessages("universal search test", { limit: 100 });
+    const shown = await fx.store.searchMessages("universal search test", { limit: 100 });
     expect(everything.map((h) => h.session_id)).toEqual(expect.arrayContaining([HIDDEN, ARCHIVED]));
     expect(shown.map((h) => h.id)).toEqual(
       everything.filter((h) => h.session_id !== HIDDEN && h.session_id !== ARCHIVED).map((h) => h.id),
     );
     // Paging counts the sessions left out as absent, not as empty places.
     expect(
-      (await store.searchMessages("universal search test", { limit: 3, offset: 2 })).map((h) => h.id),
+      (await fx.store.searchMessages("universal search test", { limit: 3, offset: 2 })).map((h) => h.id),
     ).toEqual(shown.slice(2, 5).map((h) => h.id));
     await expect(
-      store.searchMessages("matrix", { includeHidden: 1 as unknown as boolean }),
+      fx.store.searchMessages("matrix", { includeHidden: 1 as unknown as boolean }),
     ).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
   });
 
   it("paged reads give the display view; the export stream every row, with its view state", async () => {
-    const all = (await store.getMessages(DC)).map((m) => m.id);
+    const all = (await fx.store.getMessages(DC)).map((m) => m.id);
     const paged: number[] = [];
-    for await (const m of store.iterMessages(DC, { pageSize: 7 })) paged.push(m.id);
+    for await (const m of fx.store.iterMessages(DC, { pageSize: 7 })) paged.push(m.id);
     expect(paged).toEqual(all);
     const rest: number[] = [];
-    for await (const m of store.iterMessages(DC, { afterId: 98 })) rest.push(m.id);
+    for await (const m of fx.store.iterMessages(DC, { afterId: 98 })) rest.push(m.id);
     expect(rest).toEqual([101, 102, 103]);
     let streamed: Array<{ id: number; view_state?: string }> = [];
-    for await (const s of store.exportStream({ sessionIds: [DC] })) streamed = s.messages;
+    for await (const s of fx.store.exportStream({ sessionIds: [DC] })) streamed = s.messages;
     // Lossless: the superseded originals 99 and 100 too, in (timestamp, id) order.
     expect(streamed.map((m) => m.id).sort((a, b) => a - b)).toEqual([...all, 99, 100].sort((a, b) => a - b));
     expect(
@@ -241,7 +230,7 @@ describe("a file of a newer Hermes Agent (schema v30), opened by default", () =>
         .sort((a, b) => a - b),
     ).toEqual([...all].sort((a, b) => a - b));
     const out = join(tempDir(), "export.jsonl");
-    const report = await store.exportJsonl(out);
+    const report = await fx.store.exportJsonl(out);
     expect(report.sessions).toBe(15);
     expect(report.messages).toBe(117);
     const lines = readFileSync(out, "utf8").trimEnd().split("\n");
@@ -257,20 +246,20 @@ describe("a file of a newer Hermes Agent (schema v30), opened by default", () =>
   });
 
   it("titles, lineage, ids and metadata read as on any file", async () => {
-    expect(await store.resolveSessionByTitle("Fix Docker Build")).toBe(CLI002);
-    expect(await store.getNextTitleInLineage("Fix Docker Build")).toBe("Fix Docker Build #3");
-    expect(await store.resolveSessionId("20260103")).toBe(DC);
-    expect(await store.getCompressionTip(CLI001)).toBe(CLI002);
-    expect((await store.getLineage(CLI002))?.session.link).toBe("compression");
-    expect(await store.getMeta("fts_storage_version")).toBe("3");
-    expect(await store.sessionCount()).toBe(15);
-    expect((await store.verifySearchIndex()).ok).toBe(true);
+    expect(await fx.store.resolveSessionByTitle("Fix Docker Build")).toBe(CLI002);
+    expect(await fx.store.getNextTitleInLineage("Fix Docker Build")).toBe("Fix Docker Build #3");
+    expect(await fx.store.resolveSessionId("20260103")).toBe(DC);
+    expect(await fx.store.getCompressionTip(CLI001)).toBe(CLI002);
+    expect((await fx.store.getLineage(CLI002))?.session.link).toBe("compression");
+    expect(await fx.store.getMeta("fts_storage_version")).toBe("3");
+    expect(await fx.store.sessionCount()).toBe(15);
+    expect((await fx.store.verifySearchIndex()).ok).toBe(true);
   });
 
   it("every write rejects with SCHEMA_NEWER naming both versions, and writes nothing", async () => {
-    await expectEveryWriteRefused(store, 30);
-    expect(await store.getSessionTitle(DC)).toBeNull();
-    expect((await store.getMessages(CLI007)).length).toBe(2);
+    await expectEveryWriteRefused(fx.store, 30);
+    expect(await fx.store.getSessionTitle(DC)).toBeNull();
+    expect((await fx.store.getMessages(CLI007)).length).toBe(2);
   });
 });
 
